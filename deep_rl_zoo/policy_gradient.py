@@ -1,0 +1,226 @@
+"""Policy-gradient losses: REINFORCE/A2C, PPO's clipped surrogate and value losses, entropy terms.
+
+All functions are pure functions of tensors. Inputs are batch-first and losses are returned per sample
+(shape [B]) for the caller to average. Losses are to be minimised. Advantages, returns and the
+behaviour policy's log-probabilities and values are treated as constants (detached).
+"""
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+
+def _check_batch(reference_name: str, reference: Tensor, **others: Tensor) -> None:
+    """Raises ValueError unless `reference` is a floating point [B] tensor and every other tensor has its shape."""
+    if reference.dim() != 1:
+        raise ValueError(f'{reference_name} must have shape [B], got {tuple(reference.shape)}.')
+    if not reference.is_floating_point():
+        raise ValueError(f'{reference_name} must be a floating point tensor, got dtype {reference.dtype}.')
+    for name, tensor in others.items():
+        if tensor.shape != reference.shape:
+            raise ValueError(
+                f'{name} must have shape [B]={tuple(reference.shape)} like {reference_name}, '
+                f'got {tuple(tensor.shape)}.'
+            )
+
+
+def _check_logits(logits: Tensor) -> None:
+    if logits.dim() != 2 or logits.shape[1] < 1:
+        raise ValueError(f'logits must have shape [B, A] with A >= 1, got {tuple(logits.shape)}.')
+    if not logits.is_floating_point():
+        raise ValueError(f'logits must be a floating point tensor, got dtype {logits.dtype}.')
+
+
+def _check_ppo_epsilon(clip_epsilon: float) -> None:
+    # 0 is allowed: the PPO paper anneals epsilon linearly to 0 on Atari (Schulman et al. 2017, table 5).
+    if not 0.0 <= clip_epsilon < 1.0:
+        raise ValueError(f'clip_epsilon must lie in [0, 1), got {clip_epsilon}.')
+
+
+def clipped_surrogate_loss(log_prob: Tensor, old_log_prob: Tensor, advantage: Tensor, clip_epsilon: float) -> Tensor:
+    """PPO's clipped surrogate objective as a loss (Schulman et al. 2017, "Proximal Policy Optimization", eq. 7).
+
+      ratio = exp(log_prob - old_log_prob)
+      loss  = -min(ratio * A, clip(ratio, 1 - clip_epsilon, 1 + clip_epsilon) * A)
+
+    Where the clipped term is the minimum (the ratio has moved past the clip range in the direction the
+    advantage favours) the loss has zero gradient.
+
+    Args:
+      log_prob: [B] log pi(a|s) under the policy being trained.
+      old_log_prob: [B] log pi_old(a|s) under the policy that collected the data (detached).
+      advantage: [B] advantage estimates (detached).
+      clip_epsilon: the clip range epsilon, in [0, 1).
+
+    Returns:
+      [B] per-sample loss.
+    """
+    _check_batch('log_prob', log_prob, old_log_prob=old_log_prob, advantage=advantage)
+    _check_ppo_epsilon(clip_epsilon)
+    advantage = advantage.detach()
+    ratio = torch.exp(log_prob - old_log_prob.detach())
+    clipped_ratio = torch.clamp(ratio, 1.0 - clip_epsilon, 1.0 + clip_epsilon)
+    return -torch.minimum(ratio * advantage, clipped_ratio * advantage)
+
+
+def approx_kl(log_prob: Tensor, old_log_prob: Tensor) -> Tensor:
+    """Estimate of KL(pi_old || pi) from actions sampled by pi_old, for logging or early stopping.
+
+    Uses the low-variance, unbiased and always non-negative estimator mean((ratio - 1) - log ratio) with
+    ratio = pi(a|s) / pi_old(a|s) (J. Schulman, "Approximating KL Divergence", 2020: the "k3" estimator).
+
+    Args:
+      log_prob: [B] log pi(a|s) under the current policy.
+      old_log_prob: [B] log pi_old(a|s) under the policy that sampled the actions.
+
+    Returns:
+      A scalar tensor, without gradient.
+    """
+    _check_batch('log_prob', log_prob, old_log_prob=old_log_prob)
+    with torch.no_grad():
+        log_ratio = log_prob - old_log_prob
+        return (torch.expm1(log_ratio) - log_ratio).mean()
+
+
+def clip_fraction(log_prob: Tensor, old_log_prob: Tensor, clip_epsilon: float) -> Tensor:
+    """The fraction of samples whose ratio pi/pi_old lies outside [1 - clip_epsilon, 1 + clip_epsilon].
+
+    Args:
+      log_prob: [B] log pi(a|s) under the current policy.
+      old_log_prob: [B] log pi_old(a|s) under the policy that sampled the actions.
+      clip_epsilon: the PPO clip range, in [0, 1).
+
+    Returns:
+      A scalar float tensor in [0, 1], without gradient.
+    """
+    _check_batch('log_prob', log_prob, old_log_prob=old_log_prob)
+    _check_ppo_epsilon(clip_epsilon)
+    with torch.no_grad():
+        ratio = torch.exp(log_prob - old_log_prob)
+        return ((ratio - 1.0).abs() > clip_epsilon).to(log_prob.dtype).mean()
+
+
+def clipped_value_loss(values: Tensor, old_values: Tensor, returns: Tensor, clip_epsilon: float | None) -> Tensor:
+    """PPO value loss, optionally clipped around the values of the data-collecting network.
+
+    With clip_epsilon (as in the PPO reference implementation, OpenAI baselines ppo2):
+      v_clipped = old_values + clip(values - old_values, -clip_epsilon, clip_epsilon)
+      loss      = 0.5 * max((values - returns)**2, (v_clipped - returns)**2)
+    With clip_epsilon=None: loss = 0.5 * (values - returns)**2.
+
+    Args:
+      values: [B] value estimates being trained.
+      old_values: [B] value estimates when the data was collected (detached).
+      returns: [B] value targets (detached).
+      clip_epsilon: clip range (>= 0) in the units of the values, or None for no clipping.
+
+    Returns:
+      [B] per-sample loss.
+    """
+    _check_batch('values', values, old_values=old_values, returns=returns)
+    returns = returns.detach()
+    unclipped = (values - returns) ** 2
+    if clip_epsilon is None:
+        return 0.5 * unclipped
+    if not clip_epsilon >= 0.0:
+        raise ValueError(f'clip_epsilon must be >= 0 or None, got {clip_epsilon}.')
+    old_values = old_values.detach()
+    values_clipped = old_values + torch.clamp(values - old_values, -clip_epsilon, clip_epsilon)
+    return 0.5 * torch.maximum(unclipped, (values_clipped - returns) ** 2)
+
+
+def entropy_loss(logits: Tensor) -> Tensor:
+    """Negative entropy of the categorical policy softmax(logits): minimising it maximises entropy.
+
+    Entropy regularisation as in A3C (Mnih et al. 2016, section 4) and PPO (Schulman et al. 2017, eq. 9):
+      loss = -H(pi) = sum_a pi(a) log pi(a).
+    Logits of -inf (impossible actions) are allowed and contribute 0.
+
+    Args:
+      logits: [B, A] unnormalised log-probabilities.
+
+    Returns:
+      [B] per-sample loss.
+    """
+    _check_logits(logits)
+    log_probs = F.log_softmax(logits, dim=1)
+    # Clamping keeps 0 * log 0 = 0 (and its gradient finite) for actions with -inf logits.
+    log_probs = torch.clamp(log_probs, min=torch.finfo(log_probs.dtype).min)
+    return (log_probs.exp() * log_probs).sum(dim=1)
+
+
+def gaussian_entropy(log_std: Tensor) -> Tensor:
+    """Entropy of a diagonal Gaussian policy, summed over action dimensions.
+
+      H = sum_d (log_std_d + 0.5 * (1 + log(2 pi)))
+    It does not depend on the mean. Note: this is the entropy itself; use -gaussian_entropy as the loss.
+
+    Args:
+      log_std: [B, D] log standard deviations.
+
+    Returns:
+      [B] entropies.
+    """
+    if log_std.dim() != 2:
+        raise ValueError(f'log_std must have shape [B, D], got {tuple(log_std.shape)}.')
+    if not log_std.is_floating_point():
+        raise ValueError(f'log_std must be a floating point tensor, got dtype {log_std.dtype}.')
+    return (log_std + 0.5 * (1.0 + math.log(2.0 * math.pi))).sum(dim=1)
+
+
+def policy_gradient_loss(logits: Tensor, actions: Tensor, advantages: Tensor) -> Tensor:
+    """The score-function policy-gradient loss -log pi(a|s) * A (REINFORCE, Williams 1992; A2C/A3C, Mnih et al. 2016).
+
+    Its gradient is -A * grad log pi(a|s), the negated policy gradient estimate.
+
+    Args:
+      logits: [B, A] unnormalised log-probabilities of the policy.
+      actions: [B] integer actions taken.
+      advantages: [B] returns or advantages (detached).
+
+    Returns:
+      [B] per-sample loss.
+    """
+    _check_logits(logits)
+    batch_size, num_actions = logits.shape
+    if advantages.shape != (batch_size,):
+        raise ValueError(f'advantages must have shape [B]=({batch_size},) like logits, got {tuple(advantages.shape)}.')
+    if actions.shape != (batch_size,):
+        raise ValueError(f'actions must have shape [B]=({batch_size},) like logits, got {tuple(actions.shape)}.')
+    if actions.dtype.is_floating_point or actions.dtype.is_complex or actions.dtype == torch.bool:
+        raise ValueError(f'actions must hold integer action indices, got dtype {actions.dtype}.')
+    if batch_size > 0:
+        lowest, highest = actions.min().item(), actions.max().item()
+        if lowest < 0 or highest >= num_actions:
+            raise ValueError(
+                f'actions must lie in [0, {num_actions}) for A={num_actions}, got values in [{lowest}, {highest}].'
+            )
+    log_prob = F.log_softmax(logits, dim=1).gather(1, actions.long().unsqueeze(1)).squeeze(1)
+    return -log_prob * advantages.detach()
+
+
+def normalize_advantages(advantages: Tensor, eps: float = 1e-8) -> Tensor:
+    """Standardises advantages over the whole batch: (A - mean(A)) / (std(A) + eps).
+
+    Mean and std are taken over all elements (a [B] batch or a [T, B] rollout); std is the population
+    standard deviation (divides by N, not N - 1). A batch of equal advantages becomes all zeros. Used by
+    PPO implementations per minibatch; it is a variance-reduction choice, not part of the PPO paper.
+
+    Args:
+      advantages: [...] advantages, at least one element.
+      eps: small positive constant that keeps the division finite.
+
+    Returns:
+      Tensor of the same shape.
+    """
+    if advantages.numel() < 1:
+        raise ValueError(f'advantages must hold at least one element, got shape {tuple(advantages.shape)}.')
+    if not advantages.is_floating_point():
+        raise ValueError(f'advantages must be a floating point tensor, got dtype {advantages.dtype}.')
+    if not eps > 0.0:
+        raise ValueError(f'eps must be > 0, got {eps}.')
+    mean = advantages.mean()
+    std = advantages.std(correction=0)
+    return (advantages - mean) / (std + eps)
