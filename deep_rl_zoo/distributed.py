@@ -1,0 +1,186 @@
+"""Actor processes and a learner on one machine: start, stop, rollouts in shared memory, parameter broadcast.
+
+Data moves without copying whole models or busy waiting:
+- each actor owns a rollout buffer of shared-memory tensors; it fills the buffer in place and sends only a
+  small message (actor id, parameter version, finished episodes) through a queue;
+- the learner publishes its parameters into one flat shared-memory tensor with a version number and wakes
+  the actors through a condition variable; an actor copies them only when the version is newer than its own.
+
+Actors and learners know nothing of this transport: an actor only has `network` and `collect(buffer)`, a
+learner only `network` and `update(buffers)`. Another backend (Ray, for several machines) can replace this
+module without touching an agent.
+
+Shutdown: actors ignore Ctrl-C and watch a stop event and their parent's pid; the learner, on Ctrl-C,
+SIGTERM, an error or a crashed actor, sets the event, joins the actors for a few seconds, then terminates
+any left. Checkpoints are written atomically by the learner, so the last one always loads.
+"""
+
+import os
+import time
+import queue
+import signal
+import sys
+import traceback
+from typing import Any, Callable, Optional, Protocol
+
+import torch
+from torch import nn
+from torch.nn.utils import parameters_to_vector, vector_to_parameters
+
+# fork starts actors in milliseconds (spawn re-imports torch: seconds). Actors use one torch thread each, so the
+# parent's thread pools are never used in a child.
+_CONTEXT = torch.multiprocessing.get_context('fork')
+_POLL_SECONDS = 0.5  # how often a blocked process re-checks stop / liveness; blocking waits, not spinning
+
+
+class ActorCrashError(RuntimeError):
+    """An actor process died or raised; the message names the actor and the cause."""
+
+
+class RolloutActor(Protocol):
+    network: nn.Module
+
+    def collect(self, buffer: dict[str, torch.Tensor]) -> list[tuple[float, int]]:
+        """Fills `buffer` in place with one rollout; returns the episodes finished meanwhile (raw return, length)."""
+
+
+class SharedParameters:
+    """A network's parameters as one flat shared-memory tensor, a version number and a condition to wait on."""
+
+    def __init__(self, network: nn.Module):
+        self._flat = parameters_to_vector(network.parameters()).detach().cpu().clone().share_memory_()
+        self._version = _CONTEXT.Value('q', 0, lock=False)
+        self._condition = _CONTEXT.Condition()
+
+    def publish(self, network: nn.Module) -> int:
+        """Copies `network`'s parameters in, bumps the version and wakes waiting actors."""
+        with self._condition:
+            self._flat.copy_(parameters_to_vector(network.parameters()).detach())
+            self._version.value += 1
+            self._condition.notify_all()
+            return self._version.value
+
+    def wait_newer(self, version: int, timeout: float) -> bool:
+        """Blocks until the version exceeds `version` (True) or `timeout` seconds pass (False)."""
+        with self._condition:
+            return self._condition.wait_for(lambda: self._version.value > version, timeout)
+
+    def copy_to(self, network: nn.Module) -> int:
+        """Loads the latest parameters into `network`; returns their version."""
+        with self._condition:
+            vector_to_parameters(self._flat.to(next(network.parameters()).device), network.parameters())
+            return self._version.value
+
+
+def make_rollout_buffers(num_actors: int, spec: dict[str, tuple[tuple[int, ...], torch.dtype]]) -> list[dict[str, torch.Tensor]]:
+    """One dict of shared-memory tensors per actor, shaped by `spec` ({name: (shape, dtype)})."""
+    return [{name: torch.empty(shape, dtype=dtype).share_memory_() for name, (shape, dtype) in spec.items()} for _ in range(num_actors)]
+
+
+def actor_devices(num_actors: int, actors_on_gpu: bool) -> list[torch.device]:
+    """Actors spread round-robin over local GPUs when asked and available; otherwise all on the CPU."""
+    num_gpus = torch.cuda.device_count() if actors_on_gpu else 0
+    return [torch.device(f'cuda:{i % num_gpus}') if num_gpus else torch.device('cpu') for i in range(num_actors)]
+
+
+def _actor_main(
+    actor_id: int,
+    make_actor: Callable[[int, torch.device], RolloutActor],
+    device: torch.device,
+    parameters: SharedParameters,
+    buffer: dict[str, torch.Tensor],
+    messages: Any,
+    stop: Any,
+    parent_pid: int,
+) -> None:
+    """An actor process: wait for newer parameters, collect a rollout into the shared buffer, report, repeat."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group; the learner decides
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    torch.set_num_threads(1)
+    try:
+        actor = make_actor(actor_id, device)
+        version = 0
+        while not stop.is_set() and os.getppid() == parent_pid:
+            if not parameters.wait_newer(version, _POLL_SECONDS):
+                continue
+            version = parameters.copy_to(actor.network)
+            finished = actor.collect(buffer)
+            messages.put((actor_id, version, finished, None))
+    except Exception:  # report to the learner, which stops the run with this message
+        messages.put((actor_id, -1, [], traceback.format_exc()))
+        sys.exit(1)
+
+
+class ActorPool:
+    """Starts the actor processes, gathers their rollouts, and stops them cleanly."""
+
+    def __init__(
+        self,
+        make_actor: Callable[[int, torch.device], RolloutActor],
+        parameters: SharedParameters,
+        buffers: list[dict[str, torch.Tensor]],
+        devices: list[torch.device],
+    ):
+        self.buffers = buffers
+        self._messages = _CONTEXT.Queue()
+        self._stop = _CONTEXT.Event()
+        self._processes = [
+            _CONTEXT.Process(
+                target=_actor_main,
+                args=(i, make_actor, devices[i], parameters, buffers[i], self._messages, self._stop, os.getpid()),
+                name=f'actor-{i}',
+                daemon=True,
+            )
+            for i in range(len(buffers))
+        ]
+
+    def start(self) -> None:
+        for process in self._processes:
+            process.start()
+
+    def receive(self) -> tuple[int, int, list[tuple[float, int]]]:
+        """The next finished rollout: (actor id, parameter version, finished episodes). Raises ActorCrashError."""
+        while True:
+            try:
+                actor_id, version, finished, error = self._messages.get(timeout=_POLL_SECONDS)
+            except queue.Empty:
+                self._check_alive()
+                continue
+            if error is not None:
+                raise ActorCrashError(f'actor {actor_id} failed: {error.strip().splitlines()[-1]}\n{error}')
+            return actor_id, version, finished
+
+    def _check_alive(self) -> None:
+        for i, process in enumerate(self._processes):
+            if not process.is_alive():
+                raise ActorCrashError(f'actor {i} (pid {process.pid}) died with exit code {process.exitcode}; stopping the run')
+
+    def stop(self, timeout: float = 3.0) -> None:
+        """Asks every actor to stop, waits up to `timeout` seconds in all, then terminates the rest."""
+        self._stop.set()
+        deadline = time.monotonic() + timeout
+        for process in self._processes:
+            if process.pid is not None:
+                process.join(max(deadline - time.monotonic(), 0.0))
+        for process in self._processes:
+            if process.is_alive():
+                process.terminate()
+                process.join(1.0)
+            if process.is_alive():
+                process.kill()
+                process.join()
+        self._messages.cancel_join_thread()
+        self._messages.close()
+
+
+class _TerminationRequested(KeyboardInterrupt):
+    """SIGTERM, handled like Ctrl-C."""
+
+
+def raise_on_sigterm() -> None:
+    """Turns SIGTERM into KeyboardInterrupt in the learner so both take the same clean-shutdown path."""
+
+    def handler(signum: int, frame: Optional[Any]) -> None:
+        raise _TerminationRequested()
+
+    signal.signal(signal.SIGTERM, handler)

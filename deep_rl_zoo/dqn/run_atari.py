@@ -1,0 +1,33 @@
+"""Train DQN on Atari with the Nature DQN hyperparameters (frames = 4 x env steps).
+
+    python -m deep_rl_zoo.dqn.run_atari --environment_name=Pong
+"""
+
+from deep_rl_zoo import flags, main_loop
+from deep_rl_zoo.dqn.agent import build_dqn, make_network
+
+flags.define_common('Pong', atari=True)
+flags.define_value_learning()
+flags.set_defaults(
+    num_iterations=50,
+    num_train_steps=250_000,
+    num_eval_steps=125_000,
+    learning_rate=1e-4,
+    max_grad_norm=10.0,
+    discount=0.99,
+    replay_capacity=1_000_000,
+    min_replay_size=50_000,
+    batch_size=32,
+    learn_interval=4,
+    target_network_update_interval=2_500,
+    exploration_epsilon_decay_step=1_000_000,
+    exploration_epsilon_end_value=0.1,
+)
+
+
+def main() -> None:
+    main_loop.train_value_agent('atari', lambda env, values, device: build_dqn(make_network(env), env, values, device))
+
+
+if __name__ == '__main__':
+    flags.run(main)

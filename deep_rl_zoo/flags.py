@@ -1,0 +1,143 @@
+"""The flags every run script shares, each defined once.
+
+A run script calls the `define_*` groups it needs, then `set_defaults(...)` with its own defaults, then
+`run(main)`. Flag names follow the original Deep RL Zoo. Bounds are checked by absl at parse time, so a bad
+value ends the run with one line naming the flag (e.g. `flag --num_actors=0: 0 is not >= 1`).
+"""
+
+import sys
+from typing import Any, Callable
+
+from absl import app, flags
+
+from deep_rl_zoo.checkpoint import CheckpointError
+
+FLAGS = flags.FLAGS
+_OWN_FLAG_NAMES: set[str] = set()  # flags defined here (not absl's own), saved in checkpoints
+
+
+def _record_new_flags(define_group: Callable[..., None]) -> Callable[..., None]:
+    def wrapper(*args: Any, **kwargs: Any) -> None:
+        before = set(FLAGS)
+        define_group(*args, **kwargs)
+        _OWN_FLAG_NAMES.update(set(FLAGS) - before)
+
+    wrapper.__doc__ = define_group.__doc__
+    return wrapper
+
+
+@_record_new_flags
+def define_common(environment_name: str, *, atari: bool = False) -> None:
+    """Flags of every run: environment, budget, seed, logging, checkpoints, optimiser basics."""
+    flags.DEFINE_string('environment_name', environment_name, 'Environment: a classic-control id, a MuJoCo id, or a short Atari name (Pong, Breakout, ...).')
+    flags.DEFINE_integer('seed', 1, 'Seed of every environment, network and sampler of the run.', lower_bound=0)
+    flags.DEFINE_integer('num_iterations', 10, 'Training iterations; each trains, checkpoints, then evaluates.', lower_bound=0)
+    flags.DEFINE_integer('num_train_steps', 50_000, 'Environment steps per training iteration (all environments together).', lower_bound=0)
+    flags.DEFINE_integer('num_eval_steps', 5_000, 'Environment steps of greedy evaluation after each iteration (0 skips evaluation).', lower_bound=0)
+    flags.DEFINE_float('discount', 0.99, 'Discount factor gamma.', lower_bound=0.0, upper_bound=1.0)
+    flags.DEFINE_float('learning_rate', 3e-4, 'Adam learning rate.', lower_bound=0.0)
+    flags.DEFINE_float('max_grad_norm', 0.5, 'Clip the global gradient norm to this (0 disables).', lower_bound=0.0)
+    flags.DEFINE_bool('use_tensorboard', True, 'Write TensorBoard logs under --runs_dir (--nouse_tensorboard to disable).')
+    flags.DEFINE_string('runs_dir', 'runs', 'Directory of TensorBoard runs.')
+    flags.DEFINE_string('tag', '', 'Extra name added to the run directory.')
+    flags.DEFINE_integer('debug_screenshots_interval', 0, 'Log an observation image every N environment steps (0 disables).', lower_bound=0)
+    flags.DEFINE_string('results_csv_path', '', 'CSV file of per-iteration results (default: <checkpoint_dir>/<agent>_<env>_results.csv).')
+    flags.DEFINE_string('checkpoint_dir', 'checkpoints', 'Directory of checkpoints.')
+    flags.DEFINE_string('load_checkpoint_file', '', 'Resume training from this checkpoint (network, optimizer and counters).')
+    flags.DEFINE_bool('progress', True, 'Print a live progress line (env steps, frames/s, recent return, time left).')
+    flags.DEFINE_integer('learner_threads', 1, 'Torch threads of the learning process (actor processes always use 1).', lower_bound=1)
+    if atari:
+        flags.DEFINE_integer('environment_height', 84, 'Atari frame height after resizing.', lower_bound=8)
+        flags.DEFINE_integer('environment_width', 84, 'Atari frame width after resizing.', lower_bound=8)
+        flags.DEFINE_integer('environment_frame_skip', 4, 'Atari frames per agent step (max-pooled over the last two).', lower_bound=1)
+        flags.DEFINE_integer('environment_frame_stack', 4, 'Atari frames stacked into one observation.', lower_bound=1)
+        flags.DEFINE_integer('max_episode_frames', 108_000, 'Atari episode cap in emulator frames (30 minutes of play).', lower_bound=1)
+        flags.DEFINE_integer('max_noop_actions', 30, 'At most this many no-op actions after each reset.', lower_bound=0)
+        flags.DEFINE_bool('clip_reward', True, 'Learn from sign-clipped rewards (scores are still reported raw).')
+        flags.DEFINE_bool('terminal_on_life_loss', True, 'Treat a lost life as terminal for learning (episodes still last whole games).')
+
+
+@_record_new_flags
+def define_distributed(num_actors: int, num_envs_per_actor: int) -> None:
+    """Flags of the actors + learner loop."""
+    flags.DEFINE_integer('num_actors', num_actors, 'Actor processes, each stepping a vector of environments.', lower_bound=1)
+    flags.DEFINE_integer('num_envs_per_actor', num_envs_per_actor, 'Environments each actor steps with one batched forward pass.', lower_bound=1)
+    flags.DEFINE_bool('actors_on_gpu', False, 'Run actors on local GPUs (spread round-robin) when there are any.')
+    flags.DEFINE_bool('learner_on_gpu', True, 'Run the learner on the first GPU when there is one.')
+
+
+def _define_eval_exploration_epsilon() -> None:
+    flags.DEFINE_float('eval_exploration_epsilon', 0.01, 'Epsilon of the evaluation actor of Q agents.', lower_bound=0.0, upper_bound=1.0)
+
+
+@_record_new_flags
+def define_eval(environment_name: str, *, epsilon_greedy: bool = False) -> None:
+    """Flags of eval_agent (environment settings such as frame stacking come from the checkpoint)."""
+    if epsilon_greedy:
+        _define_eval_exploration_epsilon()
+    flags.DEFINE_string('environment_name', environment_name, 'Environment to play; must match the checkpoint ("" takes it from the checkpoint).')
+    flags.DEFINE_string('load_checkpoint_file', '', 'Checkpoint to evaluate (required).')
+    flags.DEFINE_integer('num_eval_steps', 5_000, 'Environment steps to play (whole episodes are reported).', lower_bound=1)
+    flags.DEFINE_integer('num_eval_episodes', 0, 'Stop after this many episodes instead (0: use --num_eval_steps).', lower_bound=0)
+    flags.DEFINE_integer('seed', 1, 'Seed of the environment and of action sampling.', lower_bound=0)
+    flags.DEFINE_string('recording_video_dir', 'recordings', 'Directory of the mp4 of the first episode ("" disables recording).')
+
+
+def set_defaults(**defaults: Any) -> None:
+    """Give the flags of one run script its own defaults (e.g. learning_rate=2.5e-4)."""
+    for name, value in defaults.items():
+        if name not in FLAGS:
+            raise KeyError(f'set_defaults: no flag named {name!r} is defined')
+        FLAGS.set_default(name, value)
+
+
+def flag_values() -> dict[str, Any]:
+    """The run's flags as plain values, for checkpoints and the experiment's saved config."""
+    return {name: FLAGS[name].value for name in sorted(_OWN_FLAG_NAMES)}
+
+
+def run(main: Callable[[], None]) -> None:
+    """absl's app.run, where a bad environment name, flag combination or checkpoint ends with one clear line."""
+
+    def guarded_main(argv: list[str]) -> None:
+        if len(argv) > 1:
+            sys.exit(f'error: unexpected arguments {argv[1:]}; every option is a --flag=value')
+        try:
+            main()
+        except (ValueError, CheckpointError) as error:
+            sys.exit(f'error: {error}')
+
+    app.run(guarded_main)
+
+
+@_record_new_flags
+def define_value_learning() -> None:
+    """Flags of the replay-based value agents (DQN and its family)."""
+    flags.DEFINE_integer('replay_capacity', 100_000, 'Transitions kept in replay.', lower_bound=1)
+    flags.DEFINE_integer('min_replay_size', 1_000, 'Transitions in replay before learning starts.', lower_bound=1)
+    flags.DEFINE_bool('compress_replay', False, 'Store observations snappy-compressed in replay.')
+    flags.DEFINE_integer('batch_size', 32, 'Minibatch size of each update.', lower_bound=1)
+    flags.DEFINE_integer('n_step', 1, 'Steps of reward summed before bootstrapping (1 is the paper DQN).', lower_bound=1)
+    flags.DEFINE_integer('learn_interval', 4, 'Environment steps between updates.', lower_bound=1)
+    flags.DEFINE_integer('target_network_update_interval', 2_500, 'Updates between target network refreshes.', lower_bound=1)
+    flags.DEFINE_float('exploration_epsilon_begin_value', 1.0, 'Exploration epsilon at the start of training.', lower_bound=0.0, upper_bound=1.0)
+    flags.DEFINE_float('exploration_epsilon_end_value', 0.01, 'Exploration epsilon after the decay.', lower_bound=0.0, upper_bound=1.0)
+    flags.DEFINE_integer('exploration_epsilon_decay_step', 100_000, 'Environment steps of the linear epsilon decay.', lower_bound=0)
+    _define_eval_exploration_epsilon()
+    flags.DEFINE_integer('num_envs', 1, 'Environments stepped together by the acting loop.', lower_bound=1)
+
+
+@_record_new_flags
+def define_ppo() -> None:
+    """Flags of PPO (Schulman et al. 2017) and its on-policy relatives."""
+    flags.DEFINE_integer('unroll_length', 128, 'Steps each environment contributes to one rollout.', lower_bound=1)
+    flags.DEFINE_integer('num_epochs', 4, 'Passes over each batch of rollouts.', lower_bound=1)
+    flags.DEFINE_integer('num_minibatches', 4, 'Minibatches each pass is split into.', lower_bound=1)
+    flags.DEFINE_float('clip_epsilon', 0.1, 'PPO ratio clip range epsilon.', lower_bound=0.0)
+    flags.DEFINE_bool('clip_value', True, 'Clip the value update to the same range (PPO implementations detail).')
+    flags.DEFINE_float('entropy_coef', 0.01, 'Weight of the entropy bonus.', lower_bound=0.0)
+    flags.DEFINE_float('value_coef', 0.5, 'Weight of the value loss.', lower_bound=0.0)
+    flags.DEFINE_float('gae_lambda', 0.95, 'GAE lambda.', lower_bound=0.0, upper_bound=1.0)
+    flags.DEFINE_bool('normalize_advantages', True, 'Normalise advantages per minibatch.')
+    flags.DEFINE_bool('anneal_learning_rate', True, 'Decay the learning rate linearly to 0 over the run.')
+    flags.DEFINE_bool('anneal_clip_epsilon', False, 'Decay the clip range linearly to 0 over the run.')

@@ -1,0 +1,76 @@
+"""Evaluation actors: epsilon-greedy (0.01) for Q agents, the most likely action (or the mean) for policies.
+
+They only act; `observe` ignores what they see.
+"""
+
+import numpy as np
+import torch
+from torch import nn
+
+from deep_rl_zoo.gym_env import VectorStep
+
+
+def as_tensor(array: np.ndarray, device: torch.device) -> torch.Tensor:
+    """A numpy batch as a tensor on `device`, without copying on the CPU."""
+    return torch.from_numpy(np.asarray(array)).to(device)
+
+
+def epsilon_greedy(
+    network: nn.Module, observation: np.ndarray, epsilon: float, random: np.random.Generator, device: torch.device
+) -> np.ndarray:
+    """argmax_a Q(s, a) for each row, replaced by a uniformly random action with probability epsilon."""
+    with torch.no_grad():
+        q_values = network(as_tensor(observation, device))
+    actions = q_values.argmax(dim=1).cpu().numpy()
+    explore = random.random(len(actions)) < epsilon
+    actions[explore] = random.integers(q_values.shape[1], size=int(explore.sum()))
+    return actions
+
+
+class EpsilonGreedyActor:
+    """Evaluates a Q network with a small exploration epsilon (0.01 in DQN's evaluation protocol)."""
+
+    def __init__(self, network: nn.Module, epsilon: float = 0.01, seed: int = 0, device: torch.device = torch.device('cpu')):
+        self.network = network
+        self.epsilon = epsilon
+        self.device = device
+        self._random = np.random.default_rng(seed)
+
+    def act(self, observation: np.ndarray) -> np.ndarray:
+        return epsilon_greedy(self.network, observation, self.epsilon, self._random, self.device)
+
+    def observe(self, action: np.ndarray, step: VectorStep) -> None:
+        pass
+
+
+class PolicyGreedyActor:
+    """Plays the most likely action of a categorical policy, or the mean of a Gaussian one (clipped to bounds).
+
+    `network(observation)` returns `logits` (categorical) or `mean` (Gaussian) as its first field.
+    """
+
+    def __init__(
+        self,
+        network: nn.Module,
+        device: torch.device = torch.device('cpu'),
+        action_low: np.ndarray | None = None,
+        action_high: np.ndarray | None = None,
+        observation_normalizer=None,
+    ):
+        self.network = network
+        self.device = device
+        self.action_low = action_low
+        self.action_high = action_high
+        self.observation_normalizer = observation_normalizer
+
+    def act(self, observation: np.ndarray) -> np.ndarray:
+        if self.observation_normalizer is not None:
+            observation = self.observation_normalizer.normalize(observation)
+        with torch.no_grad():
+            output = self.network(as_tensor(observation, self.device))
+        if hasattr(output, 'logits'):
+            return output.logits.argmax(dim=1).cpu().numpy()
+        return np.clip(output.mean.cpu().numpy(), self.action_low, self.action_high)
+
+    def observe(self, action: np.ndarray, step: VectorStep) -> None:
+        pass

@@ -1,0 +1,464 @@
+"""The run loops: stepping environments, single-process training, and the iteration bookkeeping they share.
+
+One *iteration* trains for `num_train_steps` environment steps, writes a checkpoint, evaluates the greedy
+policy for `num_eval_steps` and appends one CSV row. Single-process agents (DQN and the value-based family)
+use `run_single_process`; agents with actor processes (PPO, ...) use `distributed.run_actors_and_learner`,
+which shares the `Experiment` bookkeeping below.
+"""
+
+import dataclasses
+import itertools
+import math
+import os
+import sys
+import time
+from typing import Any, Callable, Iterator, Optional
+
+import numpy as np
+import torch
+from torch import nn
+
+from deep_rl_zoo import checkpoint, distributed, gym_env, trackers
+from deep_rl_zoo.greedy_actors import EpsilonGreedyActor, PolicyGreedyActor
+from deep_rl_zoo.gym_env import VectorEnvironment, VectorStep
+from deep_rl_zoo.types import Actor, Agent, Learner
+
+EVAL_SEED_OFFSET = 10_000  # evaluation environments never replay the training environments' episodes
+
+
+def run_env_loop(actor: Actor, env: VectorEnvironment) -> Iterator[VectorStep]:
+    """Resets `env`, then forever: one batched `act`, one vector `step`, `observe`, and yields the step.
+
+    Environments reset themselves when an episode ends (same-step autoreset), so the loop never stops;
+    callers take as many steps as they need with `itertools.islice`.
+    """
+    observation = env.reset()
+    while True:
+        action = actor.act(observation)
+        step = env.step(action)
+        actor.observe(action, step)
+        yield step
+        observation = step.observation
+
+
+@dataclasses.dataclass
+class RunSettings:
+    """What every training run needs to know besides its agent; built from the shared flags."""
+
+    agent_name: str
+    environment_name: str
+    num_iterations: int
+    num_train_steps: int
+    num_eval_steps: int
+    checkpoint_dir: str
+    results_csv_path: str
+    load_checkpoint_file: str
+    use_tensorboard: bool
+    runs_dir: str
+    tag: str
+    debug_screenshots_interval: int
+    progress: bool
+    flags: dict[str, Any]
+
+    @classmethod
+    def from_values(cls, agent_name: str, values: dict[str, Any]) -> 'RunSettings':
+        """Settings from the run's flag values (`flags.flag_values()` plus `environment_kind`)."""
+        return cls(
+            agent_name=agent_name,
+            environment_name=values['environment_name'],
+            num_iterations=values['num_iterations'],
+            num_train_steps=values['num_train_steps'],
+            num_eval_steps=values['num_eval_steps'],
+            checkpoint_dir=values['checkpoint_dir'],
+            results_csv_path=values['results_csv_path']
+            or os.path.join(values['checkpoint_dir'], f'{agent_name}_{_safe(values["environment_name"])}_results.csv'),
+            load_checkpoint_file=values['load_checkpoint_file'],
+            use_tensorboard=values['use_tensorboard'],
+            runs_dir=values['runs_dir'],
+            tag=values['tag'],
+            debug_screenshots_interval=values['debug_screenshots_interval'],
+            progress=values['progress'],
+            flags=values,
+        )
+
+
+def _safe(name: str) -> str:
+    return name.replace('/', '_')
+
+
+class Experiment:
+    """Bookkeeping of one training run: counters, loggers, checkpoints, evaluation and the results CSV."""
+
+    def __init__(self, settings: RunSettings, frames_per_step: int = 1):
+        self.settings = settings
+        self.env_steps = 0
+        self.first_iteration = 0
+        self.resumed_state: Optional[dict[str, Any]] = None
+        if settings.load_checkpoint_file:
+            loaded = checkpoint.load_checkpoint(
+                settings.load_checkpoint_file, agent_name=settings.agent_name, environment_name=settings.environment_name
+            )
+            self.resumed_state = loaded['state']
+            self.env_steps = int(loaded['counters']['env_steps'])
+            self.first_iteration = int(loaded['iteration']) + 1
+            print(f'Resuming from {settings.load_checkpoint_file}: iteration {self.first_iteration}, {self.env_steps} env steps')
+        run_name = trackers.make_run_name(settings.environment_name, settings.agent_name, settings.tag)
+        self.train_logger = trackers.RunLogger(
+            run_name, 'train', settings.use_tensorboard, settings.runs_dir, frames_per_step, start_env_steps=self.env_steps
+        )
+        self.eval_logger = trackers.RunLogger(
+            run_name, 'eval', settings.use_tensorboard, settings.runs_dir, frames_per_step, start_env_steps=self.env_steps
+        )
+        self.results = trackers.CsvResults(settings.results_csv_path)
+        total_steps = settings.num_train_steps * max(settings.num_iterations - self.first_iteration, 0)
+        self.progress = trackers.ConsoleProgress(total_steps, frames_per_step) if settings.progress else None
+        self._progress_origin = self.env_steps
+        self._last_screenshot = self.env_steps
+
+    @property
+    def iterations(self) -> range:
+        return range(self.first_iteration, self.settings.num_iterations)
+
+    def record_train_step(self, num_steps: int, finished: list[tuple[float, int]], observation: np.ndarray) -> None:
+        """Counts `num_steps` env steps and the episodes they finished; screenshots and progress line."""
+        self.env_steps += num_steps
+        if finished:
+            self.train_logger.log_episodes(self.env_steps, finished)
+        interval = self.settings.debug_screenshots_interval
+        if interval and self.env_steps - self._last_screenshot >= interval:
+            self._last_screenshot = self.env_steps
+            self.train_logger.write_screenshot(self.env_steps, observation[0])
+        if self.progress is not None:
+            self.progress.update(self.env_steps - self._progress_origin, self.train_logger.recent_returns())
+
+    def end_iteration(
+        self,
+        iteration: int,
+        state: dict[str, Any],
+        learner_steps: int,
+        learner_statistics: dict[str, float],
+        agent_statistics: dict[str, float],
+        evaluate: Callable[[], dict[str, float]],
+    ) -> dict[str, Any]:
+        """Logs the iteration, writes its checkpoint, evaluates, appends the CSV row; returns the row."""
+        train = self.train_logger.write_performance(self.env_steps)
+        self.train_logger.write_agent_statistics(self.env_steps, agent_statistics)
+        self.train_logger.write_learner_statistics(learner_steps, learner_statistics)
+        path = os.path.join(
+            self.settings.checkpoint_dir,
+            checkpoint.checkpoint_file_name(self.settings.agent_name, self.settings.environment_name, iteration),
+        )
+        checkpoint.save_checkpoint(
+            path,
+            agent_name=self.settings.agent_name,
+            environment_name=self.settings.environment_name,
+            iteration=iteration,
+            state=state,
+            counters={'env_steps': self.env_steps, 'learner_steps': learner_steps, 'iteration': iteration},
+            flags=self.settings.flags,
+        )
+        evaluation = evaluate() if self.settings.num_eval_steps > 0 else {}
+        row = {
+            'iteration': iteration,
+            'env_steps': self.env_steps,
+            'learner_steps': learner_steps,
+            'train_episode_return': train.get('episode_return', math.nan),
+            'train_num_episodes': train.get('num_episodes', 0),
+            'train_step_rate': train.get('step_rate', math.nan),
+            'eval_episode_return': evaluation.get('episode_return', math.nan),
+            'eval_num_episodes': evaluation.get('num_episodes', 0),
+            'checkpoint': path,
+        }
+        self.results.append(row)
+        if self.progress is not None:
+            self.progress.update(self.env_steps - self._progress_origin, self.train_logger.recent_returns(), force=True)
+        print(
+            f'iteration {iteration}: env steps {self.env_steps}, train return {row["train_episode_return"]:.2f}, '
+            f'eval return {row["eval_episode_return"]:.2f}, checkpoint {path}',
+            flush=True,
+        )
+        return row
+
+    def evaluate(self, actor: Actor, env: VectorEnvironment) -> dict[str, float]:
+        """Plays `num_eval_steps` with the greedy `actor` from a fresh reset; logs whole episodes under eval/."""
+        start = time.monotonic()
+        played = play_episodes(actor, env, self.settings.num_eval_steps)
+        self.eval_logger.log_episodes(self.env_steps, played['finished'])
+        return self.eval_logger.write_performance(self.env_steps, steps_taken=played['steps'], seconds_taken=time.monotonic() - start)
+
+    def close(self) -> None:
+        if self.progress is not None:
+            self.progress.close()
+        self.train_logger.close()
+        self.eval_logger.close()
+        self.results.close()
+
+
+def play_episodes(actor: Actor, env: VectorEnvironment, num_steps: int, num_episodes: int = 0) -> dict[str, Any]:
+    """Steps `env` with `actor` for `num_steps` env steps (or until `num_episodes` episodes end when > 0).
+
+    Returns the finished episodes' raw returns and lengths. If no episode finished, the unfinished one of
+    environment 0 is reported so a long game still gives a number (flagged by `partial`).
+    """
+    tracker = trackers.EpisodeTracker(env.num_envs)
+    finished: list[tuple[float, int]] = []
+    steps = 0
+    for step in run_env_loop(actor, env):
+        finished += tracker.step(step.raw_reward, step.terminated | step.truncated)
+        steps += env.num_envs
+        if (num_episodes and len(finished) >= num_episodes) or (not num_episodes and steps >= num_steps):
+            break
+    partial = not finished
+    if partial:
+        finished = [tracker.current(0)]
+    return {'finished': finished, 'partial': partial, 'steps': steps}
+
+
+def run_single_process(
+    experiment: Experiment,
+    agent: Agent,
+    train_env: VectorEnvironment,
+    eval_actor: Actor,
+    eval_env: VectorEnvironment,
+) -> None:
+    """Train / checkpoint / evaluate iterations of a single-process agent (DQN and its family)."""
+    if experiment.resumed_state is not None:
+        agent.load_state_dict(experiment.resumed_state)
+    episodes = trackers.EpisodeTracker(train_env.num_envs)
+    loop = run_env_loop(agent, train_env)
+    steps_per_iteration = math.ceil(experiment.settings.num_train_steps / train_env.num_envs)
+    try:
+        for iteration in experiment.iterations:
+            for step in itertools.islice(loop, steps_per_iteration):
+                finished = episodes.step(step.raw_reward, step.terminated | step.truncated)
+                experiment.record_train_step(train_env.num_envs, finished, step.observation)
+            experiment.end_iteration(
+                iteration,
+                agent.state_dict(),
+                agent.learner_steps,
+                agent.learner_statistics(),
+                agent.agent_statistics(),
+                lambda: experiment.evaluate(eval_actor, eval_env),
+            )
+    finally:
+        experiment.close()
+        train_env.close()
+        eval_env.close()
+
+
+def prepare_process(values: dict[str, Any]) -> None:
+    """Seeds torch and numpy's global generators (environments are seeded by their factories) and sets the
+    learner's torch threads: small MLPs run fastest on one thread; more only pay off for conv nets."""
+    torch.manual_seed(values['seed'])
+    np.random.seed(values['seed'])
+    torch.set_num_threads(values['learner_threads'])
+
+
+def create_environment(
+    kind: str, values: dict[str, Any], num_envs: int, seed: int, *, use_python_wrappers: bool = False, render: bool = False
+) -> VectorEnvironment:
+    """The vector environment a run's flag `values` ask for: 'classic', 'atari' or 'continuous'."""
+    name = values['environment_name']
+    if kind == 'atari':
+        if values['environment_height'] != values['environment_width']:
+            raise ValueError('--environment_height and --environment_width must be equal (square Atari frames)')
+        return gym_env.create_atari_vector_env(
+            name,
+            num_envs,
+            seed,
+            frame_skip=values['environment_frame_skip'],
+            frame_stack=values['environment_frame_stack'],
+            frame_size=values['environment_height'],
+            noop_max=values['max_noop_actions'],
+            max_episode_frames=values['max_episode_frames'],
+            clip_reward=values['clip_reward'],
+            use_python_wrappers=use_python_wrappers or render,
+            render=render,
+        )
+    if kind == 'classic':
+        return gym_env.create_classic_vector_env(name, num_envs, seed, render=render)
+    if kind == 'continuous':
+        return gym_env.create_continuous_vector_env(name, num_envs, seed, render=render)
+    raise ValueError(f'unknown environment kind {kind!r}: expected classic, atari or continuous')
+
+
+def learner_device() -> torch.device:
+    """The first GPU when there is one, else the CPU."""
+    return torch.device('cuda:0' if torch.cuda.is_available() else 'cpu')
+
+
+def train_value_agent(kind: str, build_agent: Callable[[VectorEnvironment, dict[str, Any], torch.device], Agent]) -> None:
+    """Entry point of the single-process run scripts: environments and agent from the flags, then iterations."""
+    from deep_rl_zoo import flags
+
+    values = {**flags.flag_values(), 'environment_kind': kind}
+    prepare_process(values)
+    device = learner_device()
+    train_env = create_environment(kind, values, values['num_envs'], values['seed'])
+    eval_env = create_environment(kind, values, 1, values['seed'] + EVAL_SEED_OFFSET)
+    agent = build_agent(train_env, values, device)
+    eval_actor = EpsilonGreedyActor(agent.online_network, values['eval_exploration_epsilon'], values['seed'], device)
+    experiment = Experiment(RunSettings.from_values(agent.agent_name, values), train_env.frames_per_step)
+    run_single_process(experiment, agent, train_env, eval_actor, eval_env)
+
+
+def run_actors_and_learner(
+    experiment: Experiment,
+    learner: Learner,
+    make_actor: Callable[[int, torch.device], distributed.RolloutActor],
+    rollout_spec: dict[str, tuple[tuple[int, ...], torch.dtype]],
+    num_actors: int,
+    actors_on_gpu: bool,
+    eval_actor: Actor,
+    eval_env: VectorEnvironment,
+) -> None:
+    """Synchronous actors + learner iterations (PPO): every update uses one fresh rollout from each actor.
+
+    Actors wait for the parameters their rollouts will be judged against, so the data is exactly on-policy.
+    Ctrl-C or SIGTERM stops every process within seconds; a crashed actor stops the run with its error.
+    """
+    if experiment.resumed_state is not None:
+        learner.load_state_dict(experiment.resumed_state)
+    parameters = distributed.SharedParameters(learner.network)
+    pool = distributed.ActorPool(
+        make_actor, parameters, distributed.make_rollout_buffers(num_actors, rollout_spec), distributed.actor_devices(num_actors, actors_on_gpu)
+    )
+    steps_per_rollout = rollout_spec['reward'][0][0] * rollout_spec['reward'][0][1]
+    distributed.raise_on_sigterm()
+    pool.start()
+    try:
+        parameters.publish(learner.network)
+        for iteration in experiment.iterations:
+            iteration_steps = 0
+            while iteration_steps < experiment.settings.num_train_steps:
+                buffers = []
+                for _ in range(num_actors):
+                    actor_id, _, finished = pool.receive()
+                    buffers.append(pool.buffers[actor_id])
+                    experiment.record_train_step(steps_per_rollout, finished, pool.buffers[actor_id]['observation'][-1].numpy())
+                    iteration_steps += steps_per_rollout
+                learner.update(buffers)
+                parameters.publish(learner.network)
+            experiment.end_iteration(
+                iteration,
+                learner.state_dict(),
+                learner.learner_steps,
+                learner.learner_statistics(),
+                learner.agent_statistics(),
+                lambda: experiment.evaluate(eval_actor, eval_env),
+            )
+    except KeyboardInterrupt:
+        print(f'\nInterrupted: stopping {num_actors} actors; the last checkpoint is in {experiment.settings.checkpoint_dir}', file=sys.stderr)
+        raise SystemExit(130)
+    finally:
+        pool.stop()
+        experiment.close()
+        eval_env.close()
+
+
+def train_actors_and_learner(
+    kind: str,
+    make_network: Callable[[VectorEnvironment], nn.Module],
+    build_learner: Callable[[nn.Module, dict[str, Any], int, torch.device], Learner],
+    build_actor: Callable[[nn.Module, VectorEnvironment, dict[str, Any], int, torch.device], distributed.RolloutActor],
+    rollout_spec: Callable[[VectorEnvironment, int, int], dict[str, tuple[tuple[int, ...], torch.dtype]]],
+) -> None:
+    """Entry point of the actors + learner run scripts (PPO, ...): everything from the flags, then iterations."""
+    from deep_rl_zoo import flags
+
+    values = {**flags.flag_values(), 'environment_kind': kind}
+    prepare_process(values)
+    num_actors, num_envs = values['num_actors'], values['num_envs_per_actor']
+    eval_env = create_environment(kind, values, 1, values['seed'] + EVAL_SEED_OFFSET)
+    device = learner_device() if values['learner_on_gpu'] else torch.device('cpu')
+    network = make_network(eval_env)
+    rollout_steps = num_actors * num_envs * values['unroll_length']
+    total_updates = math.ceil(values['num_train_steps'] / rollout_steps) * values['num_iterations']
+    learner = build_learner(network, values, total_updates, device)
+
+    def make_actor(actor_id: int, actor_device: torch.device) -> distributed.RolloutActor:
+        actor_seed = values['seed'] + actor_id * num_envs  # every environment of the run has its own seed
+        env = create_environment(kind, values, num_envs, actor_seed)
+        return build_actor(make_network(env), env, values, actor_seed, actor_device)
+
+    spec = rollout_spec(eval_env, num_envs, values['unroll_length'])
+    experiment = Experiment(RunSettings.from_values(learner.agent_name, values), eval_env.frames_per_step)
+    eval_actor = PolicyGreedyActor(learner.network, device, *action_bounds(eval_env))
+    run_actors_and_learner(experiment, learner, make_actor, spec, num_actors, values['actors_on_gpu'], eval_actor, eval_env)
+
+
+def action_bounds(env: VectorEnvironment) -> tuple[Optional[np.ndarray], Optional[np.ndarray]]:
+    space = env.single_action_space
+    return (space.low, space.high) if space.shape else (None, None)
+
+
+class _RecordingActor:
+    """Passes through to `actor` and keeps env 0's RGB frames until its first episode ends."""
+
+    def __init__(self, actor: Actor, env: VectorEnvironment):
+        self.actor = actor
+        self.env = env
+        self.frames: list[np.ndarray] = []
+        self.recording = True
+
+    def act(self, observation: np.ndarray) -> np.ndarray:
+        if not self.frames:  # the environment has just been reset
+            self.frames.append(self.env.render())
+        return self.actor.act(observation)
+
+    def observe(self, action: np.ndarray, step: VectorStep) -> None:
+        if self.recording:
+            self.recording = not (step.terminated[0] or step.truncated[0])
+            if self.recording:
+                self.frames.append(self.env.render())
+
+
+def evaluate_checkpoint(
+    agent_name: str,
+    make_network: Callable[[VectorEnvironment], nn.Module],
+    make_actor: Callable[[nn.Module, VectorEnvironment, int], Actor],
+) -> dict[str, Any]:
+    """Entry point of every eval_agent: load a checkpoint, play greedily, print the scores, record an mp4."""
+    from deep_rl_zoo import flags
+
+    values = flags.flag_values()
+    torch.set_num_threads(1)
+    if not values['load_checkpoint_file']:
+        raise checkpoint.CheckpointError('--load_checkpoint_file is empty: pass the path of a .ckpt file written by training')
+    loaded = checkpoint.load_checkpoint(
+        values['load_checkpoint_file'], agent_name=agent_name, environment_name=values['environment_name'] or None
+    )
+    train_values = loaded['flags']
+    kind = train_values.get('environment_kind')
+    if kind is None:
+        raise checkpoint.CheckpointError(f'{values["load_checkpoint_file"]} does not record its environment kind; retrain with this version')
+    record = bool(values['recording_video_dir'])
+    env = create_environment(kind, train_values, 1, values['seed'], use_python_wrappers=True, render=record)
+    network = make_network(env)
+    network.load_state_dict(loaded['state']['network'])
+    network.eval()
+    actor: Actor = make_actor(network, env, values['seed'])
+    recorder = _RecordingActor(actor, env) if record else None
+    played = play_episodes(recorder or actor, env, values['num_eval_steps'], values['num_eval_episodes'])
+    env.close()
+    returns = np.array([episode_return for episode_return, _ in played['finished']])
+    note = ' (no episode finished: the unfinished one is reported)' if played['partial'] else ''
+    print(
+        f'{agent_name} on {loaded["environment_name"]}, checkpoint {values["load_checkpoint_file"]}: '
+        f'{len(returns)} episodes, return mean {returns.mean():.2f} std {returns.std():.2f} '
+        f'min {returns.min():.2f} max {returns.max():.2f}{note}'
+    )
+    if recorder is not None:
+        video = _write_video(recorder.frames, values['recording_video_dir'], agent_name, loaded['environment_name'])
+        print(f'video of the first episode: {video}')
+    return {'returns': returns, 'partial': played['partial']}
+
+
+def _write_video(frames: list[np.ndarray], directory: str, agent_name: str, environment_name: str) -> str:
+    """Writes RGB frames as an H.264 mp4 (30 fps) and returns its path."""
+    import imageio.v2 as imageio
+
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, f'{agent_name}_{_safe(environment_name)}_{time.strftime("%Y%m%d-%H%M%S")}.mp4')
+    imageio.mimwrite(path, frames, fps=30, macro_block_size=1)
+    return path

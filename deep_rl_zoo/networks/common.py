@@ -1,0 +1,64 @@
+"""Network torsos shared by every agent: an MLP for vector observations and the Nature-DQN CNN for Atari.
+
+Atari frames stay uint8 everywhere (replay, queues, shared memory) and are scaled to [0, 1] only here,
+inside the forward pass, so they cost a quarter of the memory and bandwidth of float32 frames.
+"""
+
+import math
+from typing import Sequence
+
+import torch
+from torch import nn
+
+
+def orthogonal_init(module: nn.Module, gain: float = math.sqrt(2.0)) -> nn.Module:
+    """Orthogonal weights and zero biases (Saxe et al. 2014), the initialisation PPO and A2C use."""
+    for layer in module.modules():
+        if isinstance(layer, (nn.Linear, nn.Conv2d)):
+            nn.init.orthogonal_(layer.weight, gain)
+            nn.init.zeros_(layer.bias)
+    return module
+
+
+class MlpTorso(nn.Module):
+    """Fully connected layers with an activation after each, for classic-control and MuJoCo observations."""
+
+    def __init__(self, input_size: int, hidden_sizes: Sequence[int] = (64, 64), activation: type[nn.Module] = nn.ReLU):
+        super().__init__()
+        if input_size < 1 or not hidden_sizes or min(hidden_sizes) < 1:
+            raise ValueError(f'MlpTorso needs input_size >= 1 and positive hidden_sizes, got {input_size}, {hidden_sizes}')
+        layers: list[nn.Module] = []
+        for size in hidden_sizes:
+            layers += [nn.Linear(input_size, size), activation()]
+            input_size = size
+        self.body = nn.Sequential(*layers)
+        self.output_size = input_size
+
+    def forward(self, observation: torch.Tensor) -> torch.Tensor:
+        return self.body(observation.flatten(1).float())
+
+
+class NatureCnnTorso(nn.Module):
+    """The convolutional torso of Nature DQN (Mnih et al. 2015): 3 conv layers and a 512-unit linear layer.
+
+    Input: uint8 frame stacks [B, C, 84, 84]; they are scaled to [0, 1] here.
+    """
+
+    def __init__(self, in_channels: int = 4, frame_size: int = 84):
+        super().__init__()
+        self.convs = nn.Sequential(
+            nn.Conv2d(in_channels, 32, kernel_size=8, stride=4),
+            nn.ReLU(),
+            nn.Conv2d(32, 64, kernel_size=4, stride=2),
+            nn.ReLU(),
+            nn.Conv2d(64, 64, kernel_size=3, stride=1),
+            nn.ReLU(),
+            nn.Flatten(),
+        )
+        with torch.no_grad():
+            conv_size = self.convs(torch.zeros(1, in_channels, frame_size, frame_size)).shape[1]
+        self.fc = nn.Sequential(nn.Linear(conv_size, 512), nn.ReLU())
+        self.output_size = 512
+
+    def forward(self, frames: torch.Tensor) -> torch.Tensor:
+        return self.fc(self.convs(frames.float() / 255.0))

@@ -1,0 +1,260 @@
+"""PPO: "Proximal Policy Optimization Algorithms" (Schulman et al. 2017), with actor processes and a learner.
+
+Actors step vectors of environments with the latest policy and write fixed-length rollouts into shared
+memory. For each update the learner takes one rollout per actor and
+
+1. computes advantages with truncated GAE (Schulman et al. 2016, eq. 16) and returns R = A + V(s);
+2. for `num_epochs` passes over the batch in `num_minibatches` shuffled minibatches minimises (eq. 9)
+
+       L = -min(r A, clip(r, 1-eps, 1+eps) A) + c_v * L_value - c_e * H[pi(.|s)]
+
+   with r = pi(a|s) / pi_old(a|s), advantages normalised per minibatch, the value loss clipped around the
+   old values, and the global gradient norm clipped;
+3. decays the learning rate (and optionally eps) linearly to 0 over the run.
+
+A time-limit truncation is not a true end: the actor adds gamma * V(final observation) to the last reward
+so the return is bootstrapped rather than cut (Pardo et al. 2018).
+"""
+
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from deep_rl_zoo import multistep, policy_gradient
+from deep_rl_zoo.greedy_actors import as_tensor
+from deep_rl_zoo.gym_env import VectorEnvironment
+from deep_rl_zoo.networks.policy import GaussianActorCritic, mlp_actor_critic, nature_cnn_actor_critic
+from deep_rl_zoo.schedule import LinearSchedule
+from deep_rl_zoo.trackers import EpisodeTracker
+
+
+def policy_distribution(output: Any) -> torch.distributions.Distribution:
+    """The action distribution of a network output: categorical logits, or a diagonal Gaussian."""
+    if hasattr(output, 'logits'):
+        return torch.distributions.Categorical(logits=output.logits, validate_args=False)
+    return torch.distributions.Independent(torch.distributions.Normal(output.mean, output.log_std.exp(), validate_args=False), 1)
+
+
+def rollout_spec(env: VectorEnvironment, num_envs: int, unroll_length: int) -> dict[str, tuple[tuple[int, ...], torch.dtype]]:
+    """Shapes of one actor's rollout buffer for `num_envs` environments like `env`: [T, N, ...] per step,
+    values [T + 1, N] with the bootstrap value."""
+    steps = unroll_length
+    observation_space, action_space = env.single_observation_space, env.single_action_space
+    return {
+        'observation': ((steps, num_envs, *observation_space.shape), torch.from_numpy(np.empty(0, observation_space.dtype)).dtype),
+        'action': ((steps, num_envs, *action_space.shape), torch.int64 if not action_space.shape else torch.float32),
+        'log_prob': ((steps, num_envs), torch.float32),
+        'value': ((steps + 1, num_envs), torch.float32),
+        'reward': ((steps, num_envs), torch.float32),
+        'discount': ((steps, num_envs), torch.float32),
+    }
+
+
+class PpoActor:
+    """Samples actions from the current policy for a vector of environments; fills one rollout per `collect`."""
+
+    def __init__(
+        self,
+        network: nn.Module,
+        env: VectorEnvironment,
+        unroll_length: int,
+        discount: float,
+        terminal_on_life_loss: bool,
+        seed: int,
+        device: torch.device = torch.device('cpu'),
+    ):
+        self.network = network.to(device)
+        self.env = env
+        self.unroll_length = unroll_length
+        self.discount = discount
+        self.terminal_on_life_loss = terminal_on_life_loss
+        self.device = device
+        self._episodes = EpisodeTracker(env.num_envs)
+        self._observation = env.reset()
+        torch.manual_seed(seed)
+        space = env.single_action_space
+        self._action_bounds = (space.low, space.high) if space.shape else None
+
+    @torch.no_grad()
+    def collect(self, buffer: dict[str, torch.Tensor]) -> list[tuple[float, int]]:
+        finished: list[tuple[float, int]] = []
+        for t in range(self.unroll_length):
+            observation = as_tensor(self._observation, self.device)
+            output = self.network(observation)
+            action = policy_distribution(output).sample()
+            log_prob = policy_distribution(output).log_prob(action)
+            env_action = action.cpu().numpy()
+            if self._action_bounds is not None:
+                env_action = np.clip(env_action, *self._action_bounds)
+            step = self.env.step(env_action)
+            reward = torch.from_numpy(step.reward.astype(np.float32))
+            truncated = step.truncated & ~step.terminated
+            if truncated.any():  # bootstrap a time limit instead of treating it as the end of the world
+                final = as_tensor(step.final_observation[truncated], self.device)
+                reward[truncated] += self.discount * self.network(final).value.float().cpu()
+            terminal = step.terminated | step.truncated | (step.life_loss & self.terminal_on_life_loss)
+            buffer['observation'][t] = observation.cpu()
+            buffer['action'][t] = action.cpu()
+            buffer['log_prob'][t] = log_prob.cpu()
+            buffer['value'][t] = output.value.cpu()
+            buffer['reward'][t] = reward
+            buffer['discount'][t] = torch.from_numpy(self.discount * (1.0 - terminal.astype(np.float32)))
+            finished += self._episodes.step(step.raw_reward, step.terminated | step.truncated)
+            self._observation = step.observation
+        buffer['value'][self.unroll_length] = self.network(as_tensor(self._observation, self.device)).value.cpu()
+        return finished
+
+
+class PpoLearner:
+    """Clipped-surrogate updates over minibatch epochs (see the module docstring)."""
+
+    agent_name = 'PPO'
+
+    def __init__(
+        self,
+        network: nn.Module,
+        learning_rate: float,
+        num_epochs: int,
+        num_minibatches: int,
+        clip_epsilon: float,
+        clip_value: bool,
+        entropy_coef: float,
+        value_coef: float,
+        gae_lambda: float,
+        normalize_advantages: bool,
+        max_grad_norm: float,
+        total_updates: int,
+        anneal_learning_rate: bool,
+        anneal_clip_epsilon: bool,
+        device: torch.device = torch.device('cpu'),
+    ):
+        self.network = network.to(device)
+        self.optimizer = torch.optim.Adam(network.parameters(), lr=learning_rate, eps=1e-5)
+        self.num_epochs = num_epochs
+        self.num_minibatches = num_minibatches
+        self.clip_value = clip_value
+        self.entropy_coef = entropy_coef
+        self.value_coef = value_coef
+        self.gae_lambda = gae_lambda
+        self.normalize_advantages = normalize_advantages
+        self.max_grad_norm = max_grad_norm
+        self.device = device
+        self.learning_rate = LinearSchedule(learning_rate, 0.0 if anneal_learning_rate else learning_rate, total_updates)
+        self.clip_epsilon = LinearSchedule(clip_epsilon, 0.0 if anneal_clip_epsilon else clip_epsilon, total_updates)
+        self.learner_steps = 0  # updates (one per batch of rollouts)
+        self._statistics: dict[str, list[float]] = {}
+
+    def update(self, buffers: list[dict[str, torch.Tensor]]) -> None:
+        batch = {name: torch.cat([buffer[name] for buffer in buffers], dim=1).to(self.device) for name in buffers[0]}
+        advantages = multistep.truncated_generalized_advantage_estimation(batch['reward'], batch['discount'], self.gae_lambda, batch['value'])
+        returns = advantages + batch['value'][:-1]
+        samples = {
+            'observation': batch['observation'].flatten(0, 1),
+            'action': batch['action'].flatten(0, 1),
+            'log_prob': batch['log_prob'].flatten(),
+            'value': batch['value'][:-1].flatten(),
+            'advantage': advantages.flatten(),
+            'return': returns.flatten(),
+        }
+        clip_epsilon = self.clip_epsilon(self.learner_steps)
+        for group in self.optimizer.param_groups:
+            group['lr'] = self.learning_rate(self.learner_steps)
+        num_samples = samples['advantage'].shape[0]
+        minibatch_size = max(num_samples // self.num_minibatches, 1)
+        for _ in range(self.num_epochs):
+            permutation = torch.randperm(num_samples, device=self.device)
+            for start in range(0, num_samples - minibatch_size + 1, minibatch_size):
+                self._minibatch_step({name: value[permutation[start : start + minibatch_size]] for name, value in samples.items()}, clip_epsilon)
+        self.learner_steps += 1
+        self._record(explained_variance=_explained_variance(samples['value'], samples['return']), learning_rate=self.learning_rate(self.learner_steps - 1), clip_epsilon=clip_epsilon)
+
+    def _minibatch_step(self, minibatch: dict[str, torch.Tensor], clip_epsilon: float) -> None:
+        output = self.network(minibatch['observation'])
+        distribution = policy_distribution(output)
+        log_prob = distribution.log_prob(minibatch['action'])
+        advantage = minibatch['advantage']
+        if self.normalize_advantages:
+            advantage = policy_gradient.normalize_advantages(advantage)
+        policy_loss = policy_gradient.clipped_surrogate_loss(log_prob, minibatch['log_prob'], advantage, clip_epsilon).mean()
+        value_loss = policy_gradient.clipped_value_loss(
+            output.value, minibatch['value'], minibatch['return'], clip_epsilon if self.clip_value else None
+        ).mean()
+        entropy = distribution.entropy().mean()
+        loss = policy_loss + self.value_coef * value_loss - self.entropy_coef * entropy
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        if self.max_grad_norm > 0:
+            nn.utils.clip_grad_norm_(self.network.parameters(), self.max_grad_norm)
+        self.optimizer.step()
+        with torch.no_grad():
+            self._record(
+                policy_loss=policy_loss.item(),
+                value_loss=value_loss.item(),
+                entropy=entropy.item(),
+                approx_kl=policy_gradient.approx_kl(log_prob, minibatch['log_prob']).item(),
+                clip_fraction=policy_gradient.clip_fraction(log_prob, minibatch['log_prob'], clip_epsilon).item(),
+            )
+
+    def _record(self, **values: float) -> None:
+        for name, value in values.items():
+            self._statistics.setdefault(name, []).append(float(value))
+
+    def learner_statistics(self) -> dict[str, float]:
+        statistics = {name: float(np.mean(values)) for name, values in self._statistics.items()}
+        self._statistics.clear()
+        return statistics
+
+    def agent_statistics(self) -> dict[str, float]:
+        return {}
+
+    def state_dict(self) -> dict[str, Any]:
+        return {'network': self.network.state_dict(), 'optimizer': self.optimizer.state_dict(), 'learner_steps': self.learner_steps}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.network.load_state_dict(state['network'])
+        self.optimizer.load_state_dict(state['optimizer'])
+        self.learner_steps = int(state['learner_steps'])
+
+
+def _explained_variance(prediction: torch.Tensor, target: torch.Tensor) -> float:
+    """1 - Var[target - prediction] / Var[target]: 1 is a perfect value function, <= 0 no better than a constant."""
+    variance = target.var()
+    return float('nan') if variance == 0 else float(1 - (target - prediction).var() / variance)
+
+
+def build_learner(network: nn.Module, values: dict[str, Any], total_updates: int, device: torch.device) -> PpoLearner:
+    """A PPO learner from the run's flag values (see `flags.define_ppo`)."""
+    return PpoLearner(
+        network,
+        learning_rate=values['learning_rate'],
+        num_epochs=values['num_epochs'],
+        num_minibatches=values['num_minibatches'],
+        clip_epsilon=values['clip_epsilon'],
+        clip_value=values['clip_value'],
+        entropy_coef=values['entropy_coef'],
+        value_coef=values['value_coef'],
+        gae_lambda=values['gae_lambda'],
+        normalize_advantages=values['normalize_advantages'],
+        max_grad_norm=values['max_grad_norm'],
+        total_updates=total_updates,
+        anneal_learning_rate=values['anneal_learning_rate'],
+        anneal_clip_epsilon=values['anneal_clip_epsilon'],
+        device=device,
+    )
+
+
+def build_actor(network: nn.Module, env: VectorEnvironment, values: dict[str, Any], seed: int, device: torch.device) -> PpoActor:
+    """A PPO actor from the run's flag values."""
+    return PpoActor(network, env, values['unroll_length'], values['discount'], values.get('terminal_on_life_loss', False), seed, device)
+
+
+def make_network(env: VectorEnvironment) -> nn.Module:
+    """Nature CNN actor-critic for Atari frames, a Gaussian policy for continuous actions, else tanh MLPs."""
+    observation_shape, action_space = env.single_observation_space.shape, env.single_action_space
+    if action_space.shape:
+        return GaussianActorCritic(observation_shape[0], action_space.shape[0])
+    if len(observation_shape) == 3:
+        return nature_cnn_actor_critic(action_space.n, observation_shape[0])
+    return mlp_actor_critic(observation_shape[0], action_space.n)

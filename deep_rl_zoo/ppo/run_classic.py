@@ -1,0 +1,40 @@
+"""Train PPO on classic control with actor processes.
+
+    python -m deep_rl_zoo.ppo.run_classic --environment_name=CartPole-v1
+"""
+
+from deep_rl_zoo import flags, main_loop
+from deep_rl_zoo.ppo import agent
+
+flags.define_common('CartPole-v1')
+flags.define_distributed(num_actors=1, num_envs_per_actor=8)
+flags.define_ppo()
+flags.set_defaults(
+    num_iterations=4,
+    num_train_steps=50_000,
+    num_eval_steps=2_500,
+    learning_rate=1e-3,
+    discount=0.98,
+    unroll_length=32,
+    num_epochs=10,
+    num_minibatches=1,
+    clip_epsilon=0.2,
+    entropy_coef=0.0,
+    gae_lambda=0.8,
+    max_grad_norm=0.5,
+    learner_on_gpu=False,
+)
+
+
+def main() -> None:
+    main_loop.train_actors_and_learner(
+        'classic',
+        agent.make_network,
+        agent.build_learner,
+        agent.build_actor,
+        agent.rollout_spec,
+    )
+
+
+if __name__ == '__main__':
+    flags.run(main)

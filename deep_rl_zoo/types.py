@@ -1,0 +1,55 @@
+"""The small interfaces that connect environments, actors, learners and the run loops."""
+
+from typing import Any, Protocol
+
+import numpy as np
+import torch
+from torch import nn
+
+from deep_rl_zoo.gym_env import VectorStep
+
+
+class Actor(Protocol):
+    """Chooses actions for a vector of environments with one batched forward pass."""
+
+    def act(self, observation: np.ndarray) -> np.ndarray:
+        """[N, *obs_shape] observations -> [N] (or [N, D]) actions."""
+
+    def observe(self, action: np.ndarray, step: VectorStep) -> None:
+        """Sees the outcome of `action` (a learning agent stores it and may learn; a greedy actor ignores it)."""
+
+
+class Agent(Actor, Protocol):
+    """A single-process learning agent: an actor that learns from what it observes, and can be checkpointed."""
+
+    learner_steps: int  # updates applied so far
+
+    def state_dict(self) -> dict[str, Any]:
+        """Network, optimizer and counters, for checkpoints."""
+
+    def load_state_dict(self, state: dict[str, Any]) -> None: ...
+
+    def agent_statistics(self) -> dict[str, float]:
+        """Acting statistics (e.g. epsilon), logged against env steps."""
+
+    def learner_statistics(self) -> dict[str, float]:
+        """Learning statistics averaged since the last call (e.g. loss), logged against learner steps."""
+
+
+class Learner(Protocol):
+    """The learner side of actors + learner agents: updates `network` from the actors' rollout buffers."""
+
+    agent_name: str
+    network: nn.Module  # the parameters actors act with
+    learner_steps: int
+
+    def update(self, buffers: list[dict[str, torch.Tensor]]) -> None:
+        """One learning step from one rollout buffer per actor."""
+
+    def state_dict(self) -> dict[str, Any]: ...
+
+    def load_state_dict(self, state: dict[str, Any]) -> None: ...
+
+    def agent_statistics(self) -> dict[str, float]: ...
+
+    def learner_statistics(self) -> dict[str, float]: ...
