@@ -43,6 +43,7 @@ def define_common(environment_name: str, *, atari: bool = False) -> None:
     flags.DEFINE_integer('debug_screenshots_interval', 0, 'Log an observation image every N environment steps (0 disables).', lower_bound=0)
     flags.DEFINE_string('results_csv_path', '', 'CSV file of per-iteration results (default: <checkpoint_dir>/<agent>_<env>_results.csv).')
     flags.DEFINE_string('checkpoint_dir', 'checkpoints', 'Directory of checkpoints.')
+    flags.DEFINE_string('episodes_csv_path', '', 'Also log every training episode (unix time, env steps, raw return, length) to this CSV.')
     flags.DEFINE_string('load_checkpoint_file', '', 'Resume training from this checkpoint (network, optimizer and counters).')
     flags.DEFINE_bool('progress', True, 'Print a live progress line (env steps, frames/s, recent return, time left).')
     flags.DEFINE_integer('learner_threads', 1, 'Torch threads of the learning process (actor processes always use 1).', lower_bound=1)

@@ -52,6 +52,7 @@ class RunSettings:
     num_eval_steps: int
     checkpoint_dir: str
     results_csv_path: str
+    episodes_csv_path: str
     load_checkpoint_file: str
     use_tensorboard: bool
     runs_dir: str
@@ -72,6 +73,7 @@ class RunSettings:
             checkpoint_dir=values['checkpoint_dir'],
             results_csv_path=values['results_csv_path']
             or os.path.join(values['checkpoint_dir'], f'{agent_name}_{_safe(values["environment_name"])}_results.csv'),
+            episodes_csv_path=values['episodes_csv_path'],
             load_checkpoint_file=values['load_checkpoint_file'],
             use_tensorboard=values['use_tensorboard'],
             runs_dir=values['runs_dir'],
@@ -110,6 +112,7 @@ class Experiment:
             run_name, 'eval', settings.use_tensorboard, settings.runs_dir, frames_per_step, start_env_steps=self.env_steps
         )
         self.results = trackers.CsvResults(settings.results_csv_path)
+        self.episodes = trackers.CsvResults(settings.episodes_csv_path) if settings.episodes_csv_path else None
         total_steps = settings.num_train_steps * max(settings.num_iterations - self.first_iteration, 0)
         self.progress = trackers.ConsoleProgress(total_steps, frames_per_step) if settings.progress else None
         self._progress_origin = self.env_steps
@@ -124,6 +127,9 @@ class Experiment:
         self.env_steps += num_steps
         if finished:
             self.train_logger.log_episodes(self.env_steps, finished)
+            if self.episodes is not None:
+                for episode_return, episode_steps in finished:
+                    self.episodes.append({'time': time.time(), 'env_steps': self.env_steps, 'return': episode_return, 'steps': episode_steps})
         interval = self.settings.debug_screenshots_interval
         if interval and self.env_steps - self._last_screenshot >= interval:
             self._last_screenshot = self.env_steps
@@ -192,6 +198,8 @@ class Experiment:
         self.train_logger.close()
         self.eval_logger.close()
         self.results.close()
+        if self.episodes is not None:
+            self.episodes.close()
 
 
 def play_episodes(actor: Actor, env: VectorEnvironment, num_steps: int, num_episodes: int = 0) -> dict[str, Any]:

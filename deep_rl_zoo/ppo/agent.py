@@ -83,8 +83,9 @@ class PpoActor:
         for t in range(self.unroll_length):
             observation = as_tensor(self._observation, self.device)
             output = self.network(observation)
-            action = policy_distribution(output).sample()
-            log_prob = policy_distribution(output).log_prob(action)
+            distribution = policy_distribution(output)
+            action = distribution.sample()
+            log_prob = distribution.log_prob(action)
             env_action = action.cpu().numpy()
             if self._action_bounds is not None:
                 env_action = np.clip(env_action, *self._action_bounds)
@@ -131,7 +132,7 @@ class PpoLearner:
         device: torch.device = torch.device('cpu'),
     ):
         self.network = network.to(device)
-        self.optimizer = torch.optim.Adam(network.parameters(), lr=learning_rate, eps=1e-5)
+        self.optimizer = torch.optim.Adam(network.parameters(), lr=learning_rate, eps=1e-5, fused=True)
         self.num_epochs = num_epochs
         self.num_minibatches = num_minibatches
         self.clip_value = clip_value
@@ -188,21 +189,21 @@ class PpoLearner:
         if self.max_grad_norm > 0:
             nn.utils.clip_grad_norm_(self.network.parameters(), self.max_grad_norm)
         self.optimizer.step()
-        with torch.no_grad():
-            self._record(
-                policy_loss=policy_loss.item(),
-                value_loss=value_loss.item(),
-                entropy=entropy.item(),
-                approx_kl=policy_gradient.approx_kl(log_prob, minibatch['log_prob']).item(),
-                clip_fraction=policy_gradient.clip_fraction(log_prob, minibatch['log_prob'], clip_epsilon).item(),
-            )
+        self._record(
+            policy_loss=policy_loss.detach(),
+            value_loss=value_loss.detach(),
+            entropy=entropy.detach(),
+            approx_kl=policy_gradient.approx_kl(log_prob, minibatch['log_prob']),
+            clip_fraction=policy_gradient.clip_fraction(log_prob, minibatch['log_prob'], clip_epsilon),
+        )
 
-    def _record(self, **values: float) -> None:
+    def _record(self, **values: float | torch.Tensor) -> None:
+        """Keeps statistics as they come (tensors stay on the device: no synchronisation per minibatch)."""
         for name, value in values.items():
-            self._statistics.setdefault(name, []).append(float(value))
+            self._statistics.setdefault(name, []).append(torch.as_tensor(value, dtype=torch.float32, device=self.device))
 
     def learner_statistics(self) -> dict[str, float]:
-        statistics = {name: float(np.mean(values)) for name, values in self._statistics.items()}
+        statistics = {name: torch.stack(values).mean().item() for name, values in self._statistics.items()}
         self._statistics.clear()
         return statistics
 

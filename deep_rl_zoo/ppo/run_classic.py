@@ -9,16 +9,18 @@ from deep_rl_zoo.ppo import agent
 flags.define_common('CartPole-v1')
 flags.define_distributed(num_actors=1, num_envs_per_actor=8)
 flags.define_ppo()
+# The rl-baselines3-zoo CartPole-v1 hyperparameters (8 envs x 32 steps, 20 epochs, gamma 0.98, lambda 0.8).
 flags.set_defaults(
     num_iterations=4,
-    num_train_steps=50_000,
+    num_train_steps=25_000,
     num_eval_steps=2_500,
     learning_rate=1e-3,
     discount=0.98,
     unroll_length=32,
-    num_epochs=10,
+    num_epochs=20,
     num_minibatches=1,
     clip_epsilon=0.2,
+    clip_value=False,
     entropy_coef=0.0,
     gae_lambda=0.8,
     max_grad_norm=0.5,
