@@ -115,6 +115,7 @@ class Experiment:
         self.episodes = trackers.CsvResults(settings.episodes_csv_path) if settings.episodes_csv_path else None
         total_steps = settings.num_train_steps * max(settings.num_iterations - self.first_iteration, 0)
         self.progress = trackers.ConsoleProgress(total_steps, frames_per_step) if settings.progress else None
+        self._start_time = time.monotonic()
         self._progress_origin = self.env_steps
         self._last_screenshot = self.env_steps
 
@@ -168,6 +169,7 @@ class Experiment:
             'iteration': iteration,
             'env_steps': self.env_steps,
             'learner_steps': learner_steps,
+            'wall_time': round(time.monotonic() - self._start_time, 3),
             'train_episode_return': train.get('episode_return', math.nan),
             'train_num_episodes': train.get('num_episodes', 0),
             'train_step_rate': train.get('step_rate', math.nan),
