@@ -156,7 +156,7 @@ def build_dqn(network: nn.Module, env: VectorEnvironment, values: dict[str, Any]
     )
     return Dqn(
         network=network,
-        optimizer=torch.optim.Adam(network.parameters(), lr=values['learning_rate']),
+        optimizer=torch.optim.Adam(network.parameters(), lr=values['learning_rate'], fused=True),
         replay=replay,
         exploration_epsilon=LinearSchedule(
             values['exploration_epsilon_begin_value'],
