@@ -27,9 +27,6 @@ import torch
 from torch import nn
 from torch.nn.utils import parameters_to_vector, vector_to_parameters
 
-# fork starts actors in milliseconds (spawn re-imports torch: seconds). Actors use one torch thread each, so the
-# parent's thread pools are never used in a child.
-_CONTEXT = torch.multiprocessing.get_context('fork')
 _POLL_SECONDS = 0.5  # how often a blocked process re-checks stop / liveness; blocking waits, not spinning
 
 
@@ -44,13 +41,19 @@ class RolloutActor(Protocol):
         """Fills `buffer` in place with one rollout; returns the episodes finished meanwhile (raw return, length)."""
 
 
+def process_context(devices: list[torch.device]) -> Any:
+    """fork starts CPU actors in milliseconds (spawn re-imports torch: seconds); CUDA cannot be used in a
+    forked child, so GPU actors are spawned (their `make_actor` must then be picklable)."""
+    return torch.multiprocessing.get_context('spawn' if any(device.type == 'cuda' for device in devices) else 'fork')
+
+
 class SharedParameters:
     """A network's parameters as one flat shared-memory tensor, a version number and a condition to wait on."""
 
-    def __init__(self, network: nn.Module):
+    def __init__(self, network: nn.Module, context: Any):
         self._flat = parameters_to_vector(network.parameters()).detach().cpu().clone().share_memory_()
-        self._version = _CONTEXT.Value('q', 0, lock=False)
-        self._condition = _CONTEXT.Condition()
+        self._version = context.Value('q', 0, lock=False)
+        self._condition = context.Condition()
 
     def publish(self, network: nn.Module) -> int:
         """Copies `network`'s parameters in, bumps the version and wakes waiting actors."""
@@ -120,12 +123,13 @@ class ActorPool:
         parameters: SharedParameters,
         buffers: list[dict[str, torch.Tensor]],
         devices: list[torch.device],
+        context: Any,
     ):
         self.buffers = buffers
-        self._messages = _CONTEXT.Queue()
-        self._stop = _CONTEXT.Event()
+        self._messages = context.Queue()
+        self._stop = context.Event()
         self._processes = [
-            _CONTEXT.Process(
+            context.Process(
                 target=_actor_main,
                 args=(i, make_actor, devices[i], parameters, buffers[i], self._messages, self._stop, os.getpid()),
                 name=f'actor-{i}',

@@ -329,10 +329,10 @@ def run_actors_and_learner(
     """
     if experiment.resumed_state is not None:
         learner.load_state_dict(experiment.resumed_state)
-    parameters = distributed.SharedParameters(learner.network)
-    pool = distributed.ActorPool(
-        make_actor, parameters, distributed.make_rollout_buffers(num_actors, rollout_spec), distributed.actor_devices(num_actors, actors_on_gpu)
-    )
+    devices = distributed.actor_devices(num_actors, actors_on_gpu)
+    context = distributed.process_context(devices)
+    parameters = distributed.SharedParameters(learner.network, context)
+    pool = distributed.ActorPool(make_actor, parameters, distributed.make_rollout_buffers(num_actors, rollout_spec), devices, context)
     steps_per_rollout = rollout_spec['reward'][0][0] * rollout_spec['reward'][0][1]
     distributed.raise_on_sigterm()
     pool.start()
@@ -386,15 +386,29 @@ def train_actors_and_learner(
     total_updates = math.ceil(values['num_train_steps'] / rollout_steps) * values['num_iterations']
     learner = build_learner(network, values, total_updates, device)
 
-    def make_actor(actor_id: int, actor_device: torch.device) -> distributed.RolloutActor:
-        actor_seed = values['seed'] + actor_id * num_envs  # every environment of the run has its own seed
-        env = create_environment(kind, values, num_envs, actor_seed)
-        return build_actor(make_network(env), env, values, actor_seed, actor_device)
-
+    make_actor = _ActorFactory(kind, values, make_network, build_actor)
     spec = rollout_spec(eval_env, num_envs, values['unroll_length'])
     experiment = Experiment(RunSettings.from_values(learner.agent_name, values), eval_env.frames_per_step)
     eval_actor = PolicyGreedyActor(learner.network, device, *action_bounds(eval_env))
     run_actors_and_learner(experiment, learner, make_actor, spec, num_actors, values['actors_on_gpu'], eval_actor, eval_env)
+
+
+@dataclasses.dataclass
+class _ActorFactory:
+    """Builds actor `actor_id` inside its process: its own environments (seeded apart) and network copy.
+
+    A picklable object rather than a closure, so GPU actors can be spawned."""
+
+    kind: str
+    values: dict[str, Any]
+    make_network: Callable[[VectorEnvironment], nn.Module]
+    build_actor: Callable[..., distributed.RolloutActor]
+
+    def __call__(self, actor_id: int, device: torch.device) -> distributed.RolloutActor:
+        num_envs = self.values['num_envs_per_actor']
+        seed = self.values['seed'] + actor_id * num_envs  # every environment of the run has its own seed
+        env = create_environment(self.kind, self.values, num_envs, seed)
+        return self.build_actor(self.make_network(env), env, self.values, seed, device)
 
 
 def action_bounds(env: VectorEnvironment) -> tuple[Optional[np.ndarray], Optional[np.ndarray]]:
