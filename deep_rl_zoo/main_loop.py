@@ -268,14 +268,11 @@ def create_environment(
     kind: str, values: dict[str, Any], num_envs: int, seed: int, *, use_python_wrappers: bool = False, render: bool = False
 ) -> VectorEnvironment:
     """The vector environment a run's flag `values` ask for: 'classic', 'atari' or 'continuous'."""
-    name = values['environment_name']
+    options: dict[str, Any] = {'render': render}
     if kind == 'atari':
         if values['environment_height'] != values['environment_width']:
             raise ValueError('--environment_height and --environment_width must be equal (square Atari frames)')
-        return gym_env.create_atari_vector_env(
-            name,
-            num_envs,
-            seed,
+        options.update(
             frame_skip=values['environment_frame_skip'],
             frame_stack=values['environment_frame_stack'],
             frame_size=values['environment_height'],
@@ -283,13 +280,8 @@ def create_environment(
             max_episode_frames=values['max_episode_frames'],
             clip_reward=values['clip_reward'],
             use_python_wrappers=use_python_wrappers or render,
-            render=render,
         )
-    if kind == 'classic':
-        return gym_env.create_classic_vector_env(name, num_envs, seed, render=render)
-    if kind == 'continuous':
-        return gym_env.create_continuous_vector_env(name, num_envs, seed, render=render)
-    raise ValueError(f'unknown environment kind {kind!r}: expected classic, atari or continuous')
+    return gym_env.create_vector_env(kind, values['environment_name'], num_envs, seed, **options)
 
 
 def learner_device() -> torch.device:
