@@ -4,15 +4,19 @@ Data moves without copying whole models or busy waiting:
 - each actor owns a rollout buffer of shared-memory tensors; it fills the buffer in place and sends only a
   small message (actor id, parameter version, finished episodes) through a queue;
 - the learner publishes its parameters into one flat shared-memory tensor with a version number and wakes
-  the actors through a condition variable; an actor copies them only when the version is newer than its own.
+  each actor through its own semaphore; an actor copies them only when the version is newer than its own.
+  (Not a multiprocessing.Condition: its notify_all waits for every sleeper to wake, so an actor killed while
+  waiting would hang the learner forever; a semaphore release never blocks.)
 
 Actors and learners know nothing of this transport: an actor only has `network` and `collect(buffer)`, a
 learner only `network` and `update(buffers)`. Another backend (Ray, for several machines) can replace this
 module without touching an agent.
 
-Shutdown: actors ignore Ctrl-C and watch a stop event and their parent's pid; the learner, on Ctrl-C,
-SIGTERM, an error or a crashed actor, sets the event, joins the actors for a few seconds, then terminates
-any left. Checkpoints are written atomically by the learner, so the last one always loads.
+Shutdown: actors ignore Ctrl-C and watch a stop flag and their parent's pid; the learner, on Ctrl-C,
+SIGTERM, an error or a crashed actor, sets the flag, wakes them, joins them for a few seconds, then terminates
+any left. No process blocks without a timeout on a lock another process may hold, so a process killed at
+any moment cannot hang the others. Checkpoints are written atomically by the learner, so the last one
+always loads.
 """
 
 import os
@@ -28,6 +32,7 @@ from torch import nn
 from torch.nn.utils import parameters_to_vector, vector_to_parameters
 
 _POLL_SECONDS = 0.5  # how often a blocked process re-checks stop / liveness; blocking waits, not spinning
+_LOCK_TIMEOUT_SECONDS = 10.0  # the parameter lock is held only for one copy; longer means its holder died
 
 
 class ActorCrashError(RuntimeError):
@@ -48,31 +53,65 @@ def process_context(devices: list[torch.device]) -> Any:
 
 
 class SharedParameters:
-    """A network's parameters as one flat shared-memory tensor, a version number and a condition to wait on."""
+    """A network's parameters as one flat shared-memory tensor, a version number, and one wake-up semaphore per
+    waiting process (register each with `add_waiter` before starting the processes)."""
 
     def __init__(self, network: nn.Module, context: Any):
         self._flat = parameters_to_vector(network.parameters()).detach().cpu().clone().share_memory_()
         self._version = context.Value('q', 0, lock=False)
-        self._condition = context.Condition()
+        self._lock = context.Lock()  # guards _flat and _version together
+        self._wakeups: list[Any] = []
+
+    def add_waiter(self, context: Any) -> int:
+        """Registers a process that will `wait_newer`; returns its waiter id. Call before starting it."""
+        self._wakeups.append(context.Semaphore(0))
+        return len(self._wakeups) - 1
+
+    @property
+    def version(self) -> int:
+        return self._version.value
 
     def publish(self, network: nn.Module) -> int:
-        """Copies `network`'s parameters in, bumps the version and wakes waiting actors."""
-        with self._condition:
+        """Copies `network`'s parameters in, bumps the version and wakes every waiter; never waits for them."""
+        self._acquire('publish')
+        try:
             self._flat.copy_(parameters_to_vector(network.parameters()).detach())
             self._version.value += 1
-            self._condition.notify_all()
-            return self._version.value
+            version = self._version.value
+        finally:
+            self._lock.release()
+        self.wake_all()
+        return version
 
-    def wait_newer(self, version: int, timeout: float) -> bool:
-        """Blocks until the version exceeds `version` (True) or `timeout` seconds pass (False)."""
-        with self._condition:
-            return self._condition.wait_for(lambda: self._version.value > version, timeout)
+    def wake_all(self) -> None:
+        """Wakes every waiter (to re-check the version, or a stop flag)."""
+        for wakeup in self._wakeups:
+            wakeup.release()
+
+    def wait_newer(self, version: int, timeout: float, waiter: int = 0) -> bool:
+        """Blocks `waiter` until the version exceeds `version` (True), or until `timeout` seconds pass or
+        `wake_all` is called (False: the caller re-checks its stop conditions and waits again)."""
+        if self._version.value > version:
+            return True
+        self._wakeups[waiter].acquire(timeout=timeout)
+        return self._version.value > version
 
     def copy_to(self, network: nn.Module) -> int:
         """Loads the latest parameters into `network`; returns their version."""
-        with self._condition:
-            vector_to_parameters(self._flat.to(next(network.parameters()).device), network.parameters())
+        self._acquire('copy')
+        try:
+            # copy=True: vector_to_parameters makes the parameters views of the vector it is given, which must
+            # be a private copy, not the shared tensor that later publishes overwrite.
+            vector_to_parameters(self._flat.to(next(network.parameters()).device, copy=True), network.parameters())
             return self._version.value
+        finally:
+            self._lock.release()
+
+    def _acquire(self, what: str) -> None:
+        if not self._lock.acquire(timeout=_LOCK_TIMEOUT_SECONDS):
+            raise ActorCrashError(
+                f'cannot {what} parameters: their lock was held for {_LOCK_TIMEOUT_SECONDS:.0f} s by a process that died while copying them'
+            )
 
 
 def make_rollout_buffers(num_actors: int, spec: dict[str, tuple[tuple[int, ...], torch.dtype]]) -> list[dict[str, torch.Tensor]]:
@@ -91,6 +130,7 @@ def _actor_main(
     make_actor: Callable[[int, torch.device], RolloutActor],
     device: torch.device,
     parameters: SharedParameters,
+    waiter: int,
     buffer: dict[str, torch.Tensor],
     messages: Any,
     stop: Any,
@@ -103,8 +143,8 @@ def _actor_main(
     try:
         actor = make_actor(actor_id, device)
         version = 0
-        while not stop.is_set() and os.getppid() == parent_pid:
-            if not parameters.wait_newer(version, _POLL_SECONDS):
+        while not stop.value and os.getppid() == parent_pid:
+            if not parameters.wait_newer(version, _POLL_SECONDS, waiter):
                 continue
             version = parameters.copy_to(actor.network)
             finished = actor.collect(buffer)
@@ -126,12 +166,13 @@ class ActorPool:
         context: Any,
     ):
         self.buffers = buffers
+        self._parameters = parameters
         self._messages = context.Queue()
-        self._stop = context.Event()
+        self._stop = context.Value('b', 0, lock=False)  # a plain flag: an Event's lock could die with an actor
         self._processes = [
             context.Process(
                 target=_actor_main,
-                args=(i, make_actor, devices[i], parameters, buffers[i], self._messages, self._stop, os.getpid()),
+                args=(i, make_actor, devices[i], parameters, parameters.add_waiter(context), buffers[i], self._messages, self._stop, os.getpid()),
                 name=f'actor-{i}',
                 daemon=True,
             )
@@ -161,7 +202,8 @@ class ActorPool:
 
     def stop(self, timeout: float = 3.0) -> None:
         """Asks every actor to stop, waits up to `timeout` seconds in all, then terminates the rest."""
-        self._stop.set()
+        self._stop.value = 1
+        self._parameters.wake_all()
         deadline = time.monotonic() + timeout
         for process in self._processes:
             if process.pid is not None:

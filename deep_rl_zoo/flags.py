@@ -11,6 +11,7 @@ from typing import Any, Callable
 from absl import app, flags
 
 from deep_rl_zoo.checkpoint import CheckpointError
+from deep_rl_zoo.distributed import ActorCrashError
 
 FLAGS = flags.FLAGS
 _OWN_FLAG_NAMES: set[str] = set()  # flags defined here (not absl's own), saved in checkpoints
@@ -105,10 +106,16 @@ def run(main: Callable[[], None]) -> None:
             sys.exit(f'error: unexpected arguments {argv[1:]}; every option is a --flag=value')
         try:
             main()
-        except (ValueError, CheckpointError) as error:
+        except (ValueError, CheckpointError, ActorCrashError) as error:
             sys.exit(f'error: {error}')
 
-    app.run(guarded_main)
+    def parse_flags(argv: list[str]) -> list[str]:
+        try:
+            return FLAGS(argv)
+        except flags.Error as error:
+            sys.exit(f'error: {error}')
+
+    app.run(guarded_main, flags_parser=parse_flags)
 
 
 @_record_new_flags

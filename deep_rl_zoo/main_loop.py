@@ -91,7 +91,13 @@ def _safe(name: str) -> str:
 class Experiment:
     """Bookkeeping of one training run: counters, loggers, checkpoints, evaluation and the results CSV."""
 
-    def __init__(self, settings: RunSettings, frames_per_step: int = 1):
+    def __init__(self, settings: RunSettings, env: VectorEnvironment):
+        frames_per_step = env.frames_per_step
+        observation_space = env.single_observation_space
+        if settings.debug_screenshots_interval and not (observation_space.dtype == np.uint8 and len(observation_space.shape) == 3):
+            raise ValueError(
+                f'--debug_screenshots_interval needs image observations (Atari); {settings.environment_name} observes vectors'
+            )
         self.settings = settings
         self.env_steps = 0
         self.first_iteration = 0
@@ -114,7 +120,9 @@ class Experiment:
         self.results = trackers.CsvResults(settings.results_csv_path)
         self.episodes = trackers.CsvResults(settings.episodes_csv_path) if settings.episodes_csv_path else None
         total_steps = settings.num_train_steps * max(settings.num_iterations - self.first_iteration, 0)
-        self.progress = trackers.ConsoleProgress(total_steps, frames_per_step) if settings.progress else None
+        if total_steps == 0:
+            print(f'Nothing to train: iterations {self.first_iteration}..{settings.num_iterations - 1} of {settings.num_train_steps} steps each')
+        self.progress = trackers.ConsoleProgress(total_steps, frames_per_step) if settings.progress and total_steps > 0 else None
         self._start_time = time.monotonic()
         self._progress_origin = self.env_steps
         self._last_screenshot = self.env_steps
@@ -191,7 +199,8 @@ class Experiment:
         """Plays `num_eval_steps` with the greedy `actor` from a fresh reset; logs whole episodes under eval/."""
         start = time.monotonic()
         played = play_episodes(actor, env, self.settings.num_eval_steps)
-        self.eval_logger.log_episodes(self.env_steps, played['finished'])
+        if not played['partial']:  # an unfinished game is no score: the iteration then reports nan
+            self.eval_logger.log_episodes(self.env_steps, played['finished'])
         return self.eval_logger.write_performance(self.env_steps, steps_taken=played['steps'], seconds_taken=time.monotonic() - start)
 
     def close(self) -> None:
@@ -300,7 +309,7 @@ def train_value_agent(kind: str, build_agent: Callable[[VectorEnvironment, dict[
     eval_env = create_environment(kind, values, 1, values['seed'] + EVAL_SEED_OFFSET)
     agent = build_agent(train_env, values, device)
     eval_actor = EpsilonGreedyActor(agent.online_network, values['eval_exploration_epsilon'], values['seed'], device)
-    experiment = Experiment(RunSettings.from_values(agent.agent_name, values), train_env.frames_per_step)
+    experiment = Experiment(RunSettings.from_values(agent.agent_name, values), train_env)
     run_single_process(experiment, agent, train_env, eval_actor, eval_env)
 
 
@@ -380,7 +389,7 @@ def train_actors_and_learner(
 
     make_actor = _ActorFactory(kind, values, make_network, build_actor)
     spec = rollout_spec(eval_env, num_envs, values['unroll_length'])
-    experiment = Experiment(RunSettings.from_values(learner.agent_name, values), eval_env.frames_per_step)
+    experiment = Experiment(RunSettings.from_values(learner.agent_name, values), eval_env)
     eval_actor = PolicyGreedyActor(learner.network, device, *action_bounds(eval_env))
     run_actors_and_learner(experiment, learner, make_actor, spec, num_actors, values['actors_on_gpu'], eval_actor, eval_env)
 

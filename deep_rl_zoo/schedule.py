@@ -19,4 +19,4 @@ class LinearSchedule:
         if self.decay_steps == 0:
             return self.end_value if step >= self.begin_step else self.begin_value
         fraction = min(max(step - self.begin_step, 0) / self.decay_steps, 1.0)
-        return self.begin_value + fraction * (self.end_value - self.begin_value)
+        return (1.0 - fraction) * self.begin_value + fraction * self.end_value

@@ -1,0 +1,107 @@
+"""Evaluation actors: epsilon-greedy over Q values, and the mode / clipped mean of a policy."""
+
+from typing import NamedTuple
+
+import numpy as np
+import torch
+from torch import nn
+
+from deep_rl_zoo.greedy_actors import EpsilonGreedyActor, PolicyGreedyActor, as_tensor, epsilon_greedy
+
+
+class FixedQ(nn.Module):
+    """Q(s, .) = s: the observation row is the vector of Q values."""
+
+    def forward(self, observation):
+        return observation.float()
+
+
+class Logits(NamedTuple):
+    logits: torch.Tensor
+    value: torch.Tensor
+
+
+class Mean(NamedTuple):
+    mean: torch.Tensor
+    log_std: torch.Tensor
+    value: torch.Tensor
+
+
+class FixedPolicy(nn.Module):
+    def __init__(self, kind):
+        super().__init__()
+        self.kind = kind
+
+    def forward(self, observation):
+        observation = observation.float()
+        value = torch.zeros(observation.shape[0])
+        if self.kind == 'categorical':
+            return Logits(observation, value)
+        return Mean(observation, torch.zeros_like(observation), value)
+
+
+Q_VALUES = np.array([[0.1, 0.9, 0.3, -1.0], [5.0, 1.0, 2.0, 4.0], [-3.0, -2.0, -1.0, -1.5]], np.float32)
+
+
+def test_as_tensor_shares_memory_on_cpu():
+    array = np.arange(6, dtype=np.float32)
+    tensor = as_tensor(array, torch.device('cpu'))
+    array[0] = 42.0
+    assert tensor[0].item() == 42.0
+
+
+def test_epsilon_zero_is_argmax():
+    actor = EpsilonGreedyActor(FixedQ(), epsilon=0.0, seed=3)
+    for _ in range(20):
+        actions = actor.act(Q_VALUES)
+        np.testing.assert_array_equal(actions, [1, 0, 2])
+    assert actions.dtype.kind == 'i'
+
+
+def test_epsilon_one_is_uniform_and_seeded():
+    observation = np.tile(Q_VALUES[:1], (4000, 1))  # argmax is always action 1
+    actions = EpsilonGreedyActor(FixedQ(), epsilon=1.0, seed=7).act(observation)
+    counts = np.bincount(actions, minlength=4)
+    # Uniform over 4 actions: 1000 each, standard deviation about 27; a bias to the argmax would show.
+    assert counts.sum() == 4000
+    assert np.all(np.abs(counts - 1000) < 120), counts
+    same_seed = EpsilonGreedyActor(FixedQ(), epsilon=1.0, seed=7).act(observation)
+    np.testing.assert_array_equal(actions, same_seed)
+    other_seed = EpsilonGreedyActor(FixedQ(), epsilon=1.0, seed=8).act(observation)
+    assert not np.array_equal(actions, other_seed)
+
+
+def test_small_epsilon_explores_at_about_its_rate():
+    observation = np.tile(Q_VALUES[:1], (20_000, 1))
+    actions = epsilon_greedy(FixedQ(), observation, 0.2, np.random.default_rng(0), torch.device('cpu'))
+    # Non-greedy actions: epsilon * 3/4 = 15% (a random draw can also pick the greedy action).
+    assert abs(np.mean(actions != 1) - 0.15) < 0.01
+
+
+def test_epsilon_greedy_actor_ignores_observe():
+    actor = EpsilonGreedyActor(FixedQ(), epsilon=0.0)
+    assert actor.observe(np.zeros(3), None) is None
+    np.testing.assert_array_equal(actor.act(Q_VALUES), [1, 0, 2])
+
+
+def test_policy_greedy_actor_plays_the_mode_of_categorical_policy():
+    actor = PolicyGreedyActor(FixedPolicy('categorical'))
+    actions = actor.act(Q_VALUES)
+    np.testing.assert_array_equal(actions, [1, 0, 2])
+    assert actions.dtype.kind == 'i'
+
+
+def test_policy_greedy_actor_plays_the_clipped_mean_of_gaussian_policy():
+    low, high = np.array([-1.0, 0.0], np.float32), np.array([1.0, 0.5], np.float32)
+    actor = PolicyGreedyActor(FixedPolicy('gaussian'), torch.device('cpu'), low, high)
+    means = np.array([[0.3, 0.2], [-4.0, 9.0], [2.0, -0.1]], np.float32)
+    np.testing.assert_array_equal(actor.act(means), np.array([[0.3, 0.2], [-1.0, 0.5], [1.0, 0.0]], np.float32))
+
+
+def test_policy_greedy_actor_applies_observation_normalizer():
+    class Doubler:
+        def normalize(self, observation):
+            return observation * 2.0
+
+    actor = PolicyGreedyActor(FixedPolicy('gaussian'), action_low=np.full(2, -10.0), action_high=np.full(2, 10.0), observation_normalizer=Doubler())
+    np.testing.assert_array_equal(actor.act(np.array([[1.0, -3.0]], np.float32)), [[2.0, -6.0]])

@@ -1,0 +1,41 @@
+"""Shared test helpers: run an entry point of the library as a subprocess.
+
+    proc = run_module('deep_rl_zoo.dqn.run_classic', '--num_iterations=1', f'--checkpoint_dir={tmp_path}')
+    assert proc.returncode == 0, proc.stderr
+"""
+
+import os
+import subprocess
+import sys
+from typing import List
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+TRACEBACK = 'Traceback (most recent call last)'
+
+
+def python_executable() -> str:
+    """The repo's virtualenv python when there is one, else the interpreter running the tests."""
+    venv_python = os.path.join(REPO_ROOT, '.venv', 'bin', 'python')
+    return venv_python if os.path.exists(venv_python) else sys.executable
+
+
+def run_module(module: str, *flags: str, cwd: str = REPO_ROOT, timeout: float = 120) -> subprocess.CompletedProcess:
+    """Runs `python -m <module> <flags...>` and returns the finished process (text stdout/stderr captured).
+
+    One torch/BLAS thread in the child (2-core test machines); the repo root is on PYTHONPATH so `cwd` may be a
+    temporary directory. On timeout the child is killed and `subprocess.TimeoutExpired` propagates, which fails
+    the calling test with the command line in its message.
+    """
+    env = dict(os.environ)
+    env['PYTHONPATH'] = REPO_ROOT + (os.pathsep + env['PYTHONPATH'] if env.get('PYTHONPATH') else '')
+    env.setdefault('OMP_NUM_THREADS', '1')
+    env.setdefault('MKL_NUM_THREADS', '1')
+    env['PYTHONUNBUFFERED'] = '1'
+    cmd: List[str] = [python_executable(), '-m', module, *flags]
+    return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def stderr_lines(proc: subprocess.CompletedProcess) -> List[str]:
+    """Non-empty lines of a finished process's stderr, stripped."""
+    return [line.strip() for line in proc.stderr.splitlines() if line.strip()]

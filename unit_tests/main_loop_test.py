@@ -1,0 +1,337 @@
+"""main_loop: run_env_loop with a scripted actor on real CartPole, play_episodes counting, Experiment bookkeeping."""
+
+import csv
+import itertools
+import math
+import types
+
+import gymnasium
+import numpy as np
+import pytest
+import torch
+
+from deep_rl_zoo import checkpoint, gym_env, main_loop
+from deep_rl_zoo.main_loop import Experiment, RunSettings, play_episodes, run_env_loop
+
+
+class ScriptedActor:
+    """Plays a fixed cycle of actions and records everything it is shown."""
+
+    def __init__(self, num_envs, script=(0, 1, 1, 0, 1)):
+        self.num_envs = num_envs
+        self.script = itertools.cycle(script)
+        self.acted_on = []
+        self.actions = []
+        self.observed = []
+
+    def act(self, observation):
+        self.acted_on.append(observation.copy())
+        action = np.full(self.num_envs, next(self.script), dtype=np.int64)
+        self.actions.append(action)
+        return action
+
+    def observe(self, action, step):
+        self.observed.append((action, step))
+
+
+class AlwaysLeft:
+    def act(self, observation):
+        return np.zeros(len(observation), dtype=np.int64)
+
+    def observe(self, action, step):
+        pass
+
+
+
+# What Experiment reads of an environment: frames per step and the observation space.
+VECTOR_ENV = types.SimpleNamespace(frames_per_step=1, single_observation_space=gymnasium.spaces.Box(-1.0, 1.0, (4,), np.float32))
+ATARI_ENV = types.SimpleNamespace(frames_per_step=4, single_observation_space=gymnasium.spaces.Box(0, 255, (4, 84, 84), np.uint8))
+
+def cartpole(num_envs=1, seed=0):
+    return gym_env.create_classic_vector_env('CartPole-v1', num_envs, seed)
+
+
+# ------------------------------------------------------------------------------------- run_env_loop
+
+
+def test_run_env_loop_acts_observes_and_yields_every_step():
+    num_envs, num_steps = 2, 40
+    actor = ScriptedActor(num_envs)
+    env = cartpole(num_envs, seed=3)
+    try:
+        yielded = list(itertools.islice(run_env_loop(actor, env), num_steps))
+    finally:
+        env.close()
+    assert len(actor.actions) == len(actor.observed) == len(yielded) == num_steps
+    for t, step in enumerate(yielded):
+        observed_action, observed_step = actor.observed[t]
+        assert observed_step is step  # observe sees exactly the step the loop yields
+        np.testing.assert_array_equal(observed_action, actor.actions[t])
+        if t + 1 < num_steps:  # the next action is chosen from this step's observation (the reset one at episode ends)
+            np.testing.assert_array_equal(actor.acted_on[t + 1], step.observation)
+    assert any(step.terminated.any() for step in yielded), 'CartPole should end episodes within 40 steps of this script'
+
+    # The same seed and the same actions replay the same trajectory when stepped by hand.
+    reference = cartpole(num_envs, seed=3)
+    try:
+        np.testing.assert_array_equal(reference.reset(), actor.acted_on[0])
+        for t in range(num_steps):
+            step = reference.step(actor.actions[t])
+            np.testing.assert_array_equal(step.observation, yielded[t].observation)
+            np.testing.assert_array_equal(step.terminated, yielded[t].terminated)
+            np.testing.assert_array_equal(step.final_observation, yielded[t].final_observation)
+    finally:
+        reference.close()
+
+
+# ------------------------------------------------------------------------------------ play_episodes
+
+
+def episode_lengths_by_hand(num_steps, seed=0):
+    """Lengths of the CartPole episodes that always pushing left finishes within num_steps."""
+    env = cartpole(seed=seed)
+    lengths, length = [], 0
+    try:
+        env.reset()
+        for _ in range(num_steps):
+            step = env.step(np.zeros(1, np.int64))
+            length += 1
+            if step.terminated[0] or step.truncated[0]:
+                lengths.append(length)
+                length = 0
+    finally:
+        env.close()
+    return lengths
+
+
+def test_play_episodes_counts_whole_episodes_within_the_step_budget():
+    expected = episode_lengths_by_hand(60)
+    env = cartpole()
+    try:
+        played = play_episodes(AlwaysLeft(), env, num_steps=60)
+    finally:
+        env.close()
+    assert played['steps'] == 60 and played['partial'] is False
+    assert len(expected) >= 3
+    # CartPole pays 1 per step, so each finished episode's return equals its length; the unfinished tail is dropped.
+    assert played['finished'] == [(float(length), length) for length in expected]
+
+
+def test_play_episodes_stops_after_num_episodes():
+    expected = episode_lengths_by_hand(60)[:2]
+    env = cartpole()
+    try:
+        played = play_episodes(AlwaysLeft(), env, num_steps=1, num_episodes=2)
+    finally:
+        env.close()
+    assert played['finished'] == [(float(length), length) for length in expected]
+    assert played['steps'] == sum(expected) and played['partial'] is False
+
+
+def test_play_episodes_reports_the_unfinished_episode_when_none_ended():
+    env = cartpole()
+    try:
+        played = play_episodes(AlwaysLeft(), env, num_steps=4)
+    finally:
+        env.close()
+    assert played == {'finished': [(4.0, 4)], 'partial': True, 'steps': 4}
+
+
+def test_play_episodes_counts_steps_of_all_environments():
+    env = cartpole(num_envs=3)
+    try:
+        played = play_episodes(AlwaysLeft(), env, num_steps=30)
+    finally:
+        env.close()
+    assert played['steps'] == 30  # 10 vector steps of 3 environments
+    assert all(episode_return == length for episode_return, length in played['finished'])
+    assert sum(length for _, length in played['finished']) <= 30
+
+
+# ---------------------------------------------------------------------------------------- Experiment
+
+
+def settings(tmp_path, **overrides):
+    values = dict(
+        agent_name='DQN',
+        environment_name='CartPole-v1',
+        num_iterations=2,
+        num_train_steps=10,
+        num_eval_steps=5,
+        checkpoint_dir=str(tmp_path / 'checkpoints'),
+        results_csv_path=str(tmp_path / 'results.csv'),
+        episodes_csv_path=str(tmp_path / 'episodes.csv'),
+        load_checkpoint_file='',
+        use_tensorboard=False,
+        runs_dir=str(tmp_path / 'runs'),
+        tag='',
+        debug_screenshots_interval=0,
+        progress=False,
+        flags={'environment_name': 'CartPole-v1', 'environment_kind': 'classic', 'seed': 1},
+    )
+    values.update(overrides)
+    return RunSettings(**values)
+
+
+def read_csv(path):
+    with open(path, newline='') as file:
+        return list(csv.DictReader(file))
+
+
+RESULT_COLUMNS = [
+    'iteration',
+    'env_steps',
+    'learner_steps',
+    'wall_time',
+    'train_episode_return',
+    'train_num_episodes',
+    'train_step_rate',
+    'eval_episode_return',
+    'eval_num_episodes',
+    'checkpoint',
+]
+
+
+def test_run_settings_from_values_defaults_results_csv_into_checkpoint_dir():
+    values = {
+        'environment_name': 'ALE/Pong-v5',
+        'num_iterations': 3,
+        'num_train_steps': 100,
+        'num_eval_steps': 10,
+        'checkpoint_dir': 'ckpts',
+        'results_csv_path': '',
+        'episodes_csv_path': '',
+        'load_checkpoint_file': '',
+        'use_tensorboard': False,
+        'runs_dir': 'runs',
+        'tag': '',
+        'debug_screenshots_interval': 0,
+        'progress': False,
+    }
+    run_settings = RunSettings.from_values('DQN', values)
+    assert run_settings.results_csv_path == 'ckpts/DQN_ALE_Pong-v5_results.csv'
+    assert run_settings.flags is values and run_settings.num_iterations == 3
+
+
+def test_end_iteration_writes_csv_row_and_checkpoint(tmp_path):
+    experiment = Experiment(settings(tmp_path), VECTOR_ENV)
+    assert list(experiment.iterations) == [0, 1]
+    experiment.record_train_step(4, [], np.zeros((1, 4), np.float32))
+    experiment.record_train_step(4, [(10.0, 5), (20.0, 3)], np.zeros((1, 4), np.float32))
+    experiment.record_train_step(2, [], np.zeros((1, 4), np.float32))
+    assert experiment.env_steps == 10
+    evaluations = []
+
+    def evaluate():
+        evaluations.append(experiment.env_steps)
+        return {'episode_return': 7.5, 'num_episodes': 2}
+
+    state = {'network': torch.nn.Linear(4, 2).state_dict(), 'env_steps': 10}
+    row = experiment.end_iteration(0, state, 7, {'loss': 0.25}, {'exploration_epsilon': 0.5}, evaluate)
+    experiment.close()
+
+    assert evaluations == [10]
+    path = str(tmp_path / 'checkpoints' / 'DQN_CartPole-v1_0.ckpt')
+    assert row['checkpoint'] == path
+    rows = read_csv(tmp_path / 'results.csv')
+    assert len(rows) == 1 and list(rows[0]) == RESULT_COLUMNS
+    written = rows[0]
+    assert (written['iteration'], written['env_steps'], written['learner_steps']) == ('0', '10', '7')
+    assert float(written['train_episode_return']) == 15.0 and written['train_num_episodes'] == '2'
+    assert float(written['eval_episode_return']) == 7.5 and written['eval_num_episodes'] == '2'
+    assert written['checkpoint'] == path
+    assert float(written['wall_time']) >= 0
+
+    loaded = checkpoint.load_checkpoint(path, agent_name='DQN', environment_name='CartPole-v1')
+    assert loaded['iteration'] == 0
+    assert loaded['counters'] == {'env_steps': 10, 'learner_steps': 7, 'iteration': 0}
+    assert loaded['flags'] == {'environment_name': 'CartPole-v1', 'environment_kind': 'classic', 'seed': 1}
+    torch.testing.assert_close(loaded['state']['network']['weight'], state['network']['weight'])
+
+    episodes = read_csv(tmp_path / 'episodes.csv')
+    assert [(row['env_steps'], float(row['return']), row['steps']) for row in episodes] == [('8', 10.0, '5'), ('8', 20.0, '3')]
+
+
+def test_end_iteration_without_eval_steps_skips_evaluation(tmp_path):
+    experiment = Experiment(settings(tmp_path, num_eval_steps=0, episodes_csv_path=''), VECTOR_ENV)
+    experiment.record_train_step(10, [], np.zeros((1, 4), np.float32))
+
+    def evaluate():
+        raise AssertionError('evaluate must not run with num_eval_steps=0')
+
+    experiment.end_iteration(0, {'x': torch.zeros(1)}, 0, {}, {}, evaluate)
+    experiment.close()
+    written = read_csv(tmp_path / 'results.csv')[0]
+    assert math.isnan(float(written['eval_episode_return'])) and written['eval_num_episodes'] == '0'
+    assert math.isnan(float(written['train_episode_return'])) and written['train_num_episodes'] == '0'
+    assert not (tmp_path / 'episodes.csv').exists()
+    assert not (tmp_path / 'runs').exists()  # use_tensorboard=False writes no event files
+
+
+def test_experiment_resumes_counters_from_checkpoint(tmp_path):
+    first = Experiment(settings(tmp_path), VECTOR_ENV)
+    first.record_train_step(10, [], np.zeros((1, 4), np.float32))
+    first.end_iteration(0, {'x': torch.ones(1)}, 3, {}, {}, lambda: {})
+    first.close()
+    resumed = Experiment(
+        settings(tmp_path, num_iterations=3, load_checkpoint_file=str(tmp_path / 'checkpoints' / 'DQN_CartPole-v1_0.ckpt')), VECTOR_ENV)
+    assert resumed.env_steps == 10 and resumed.first_iteration == 1
+    assert list(resumed.iterations) == [1, 2]
+    torch.testing.assert_close(resumed.resumed_state['x'], torch.ones(1))
+    resumed.close()
+
+
+def test_experiment_refuses_checkpoint_of_other_environment(tmp_path):
+    first = Experiment(settings(tmp_path), VECTOR_ENV)
+    first.end_iteration(0, {'x': torch.ones(1)}, 0, {}, {}, lambda: {})
+    first.close()
+    with pytest.raises(checkpoint.CheckpointError, match='written for environment CartPole-v1, not Acrobot-v1'):
+        Experiment(
+            settings(
+                tmp_path,
+                environment_name='Acrobot-v1',
+                load_checkpoint_file=str(tmp_path / 'checkpoints' / 'DQN_CartPole-v1_0.ckpt'),
+            ), VECTOR_ENV)
+
+
+def test_evaluate_logs_whole_episodes(tmp_path):
+    experiment = Experiment(settings(tmp_path, num_eval_steps=60), VECTOR_ENV)
+    expected = episode_lengths_by_hand(60)
+    env = cartpole()
+    try:
+        result = experiment.evaluate(AlwaysLeft(), env)
+    finally:
+        env.close()
+        experiment.close()
+    assert result['num_episodes'] == len(expected)
+    assert result['episode_return'] == pytest.approx(np.mean(expected))
+    assert result['episode_steps'] == pytest.approx(np.mean(expected))
+
+
+def test_screenshot_of_atari_frame_stack_is_logged(tmp_path):
+    experiment = Experiment(settings(tmp_path, debug_screenshots_interval=5, use_tensorboard=True), ATARI_ENV)
+    written = []
+    experiment.train_logger.write_screenshot = lambda env_steps, image: written.append((env_steps, image.shape))
+    frames = np.zeros((1, 4, 84, 84), np.uint8)
+    for _ in range(6):
+        experiment.record_train_step(2, [], frames)
+    experiment.close()
+    assert written == [(6, (4, 84, 84)), (12, (4, 84, 84))]
+
+
+def test_screenshot_interval_with_vector_observations_is_refused(tmp_path):
+    with pytest.raises(ValueError, match='--debug_screenshots_interval needs image observations'):
+        Experiment(settings(tmp_path, debug_screenshots_interval=5, use_tensorboard=True), VECTOR_ENV)
+
+
+def test_progress_with_nothing_left_to_train(tmp_path):
+    experiment = Experiment(settings(tmp_path, num_train_steps=0, num_iterations=1, progress=True), VECTOR_ENV)
+    assert list(experiment.iterations) == [0]
+    experiment.close()
+
+
+def test_create_environment_refuses_unknown_kind_and_non_square_frames():
+    with pytest.raises(ValueError, match=r"classic.*atari.*continuous.*'board'|'board'.*classic.*atari.*continuous"):
+        main_loop.create_environment('board', {'environment_name': 'CartPole-v1'}, 1, 0)
+    with pytest.raises(ValueError, match='--environment_height and --environment_width must be equal'):
+        main_loop.create_environment('atari', {'environment_name': 'Pong', 'environment_height': 84, 'environment_width': 80}, 1, 0)

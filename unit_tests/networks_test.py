@@ -1,0 +1,156 @@
+"""Networks: output shapes, uint8 scaling of the Nature CNN, orthogonal initialisation gains, learned log std."""
+
+import math
+
+import pytest
+import torch
+from torch import nn
+
+from deep_rl_zoo.networks.common import MlpTorso, NatureCnnTorso, orthogonal_init
+from deep_rl_zoo.networks.policy import (
+    CategoricalActorCritic,
+    GaussianActorCritic,
+    mlp_actor_critic,
+    nature_cnn_actor_critic,
+)
+from deep_rl_zoo.networks.value import QNetwork, mlp_q_network, nature_cnn_q_network
+
+
+@pytest.fixture(autouse=True)
+def _seed():
+    torch.manual_seed(0)
+
+
+# ---------------------------------------------------------------------------------------------- shapes
+
+
+def test_mlp_torso_shape_and_float_conversion():
+    torso = MlpTorso(4, (16, 8))
+    assert torso.output_size == 8
+    out = torso(torch.ones(5, 4, dtype=torch.float64))  # converted to float32 inside
+    assert out.shape == (5, 8) and out.dtype == torch.float32
+    assert (out >= 0).all()  # ReLU after every layer
+
+
+@pytest.mark.parametrize('input_size, hidden_sizes', [(0, (8,)), (4, ()), (4, (8, 0))])
+def test_mlp_torso_refuses_bad_sizes(input_size, hidden_sizes):
+    with pytest.raises(ValueError, match='MlpTorso needs'):
+        MlpTorso(input_size, hidden_sizes)
+
+
+def test_q_network_shapes():
+    assert mlp_q_network(4, 2)(torch.zeros(3, 4)).shape == (3, 2)
+    frames = torch.zeros(2, 4, 84, 84, dtype=torch.uint8)
+    assert nature_cnn_q_network(6, frame_stack=4)(frames).shape == (2, 6)
+    assert nature_cnn_q_network(18, frame_stack=1)(torch.zeros(1, 1, 84, 84, dtype=torch.uint8)).shape == (1, 18)
+
+
+def test_q_network_refuses_zero_actions():
+    with pytest.raises(ValueError, match='num_actions must be >= 1'):
+        QNetwork(MlpTorso(4), 0)
+
+
+def test_nature_cnn_conv_output_size_matches_paper():
+    torso = NatureCnnTorso(4, 84)
+    # 84 -> (84-8)/4+1 = 20 -> (20-4)/2+1 = 9 -> 9-3+1 = 7: 64 channels of 7x7 = 3136 (Mnih et al. 2015).
+    assert torso.fc[0].in_features == 64 * 7 * 7
+    assert torso.output_size == 512
+
+
+def test_actor_critic_shapes():
+    categorical = mlp_actor_critic(4, 3)
+    output = categorical(torch.zeros(5, 4))
+    assert output.logits.shape == (5, 3) and output.value.shape == (5,)
+    atari = nature_cnn_actor_critic(6)
+    output = atari(torch.zeros(2, 4, 84, 84, dtype=torch.uint8))
+    assert output.logits.shape == (2, 6) and output.value.shape == (2,)
+    gaussian = GaussianActorCritic(11, 3)
+    output = gaussian(torch.zeros(7, 11))
+    assert output.mean.shape == (7, 3) and output.log_std.shape == (7, 3) and output.value.shape == (7,)
+
+
+def test_categorical_actor_critic_refuses_zero_actions():
+    with pytest.raises(ValueError, match='num_actions must be >= 1'):
+        CategoricalActorCritic(MlpTorso(4), 0)
+
+
+# ----------------------------------------------------------------------------------- uint8 scaling
+
+
+def test_nature_cnn_scales_uint8_frames_to_unit_interval():
+    torso = NatureCnnTorso(4, 84)
+    white = torch.full((2, 4, 84, 84), 255, dtype=torch.uint8)
+    with torch.no_grad():
+        from_uint8 = torso(white)
+        from_ones = torso.fc(torso.convs(torch.ones(2, 4, 84, 84)))
+        from_unscaled = torso.fc(torso.convs(torch.full((2, 4, 84, 84), 255.0)))
+    torch.testing.assert_close(from_uint8, from_ones)
+    assert not torch.allclose(from_uint8, from_unscaled)
+
+
+def test_nature_cnn_scaling_of_mid_gray():
+    torso = NatureCnnTorso(1, 84)
+    frame = torch.randint(0, 256, (1, 1, 84, 84), dtype=torch.uint8)
+    with torch.no_grad():
+        torch.testing.assert_close(torso(frame), torso.fc(torso.convs(frame.float() / 255.0)))
+
+
+# ------------------------------------------------------------------------------ initialisation gains
+
+
+def _assert_orthogonal_rows_or_columns(weight: torch.Tensor, gain: float):
+    """An orthogonal matrix scaled by gain: W W^T = gain^2 I (wide) or W^T W = gain^2 I (tall)."""
+    matrix = weight.detach().flatten(1)
+    rows, cols = matrix.shape
+    product = matrix @ matrix.T if rows <= cols else matrix.T @ matrix
+    torch.testing.assert_close(product, gain**2 * torch.eye(min(rows, cols)), atol=1e-5 * max(gain**2, 1), rtol=1e-4)
+
+
+def test_orthogonal_init_gain_and_zero_bias():
+    layer = orthogonal_init(nn.Linear(16, 8), gain=3.0)
+    _assert_orthogonal_rows_or_columns(layer.weight, 3.0)
+    assert torch.count_nonzero(layer.bias) == 0
+    conv = orthogonal_init(nn.Conv2d(4, 32, 8, 4))
+    _assert_orthogonal_rows_or_columns(conv.weight, math.sqrt(2.0))
+    assert torch.count_nonzero(conv.bias) == 0
+
+
+def test_categorical_actor_critic_head_gains():
+    network = mlp_actor_critic(4, 3, hidden_sizes=(64, 64))
+    _assert_orthogonal_rows_or_columns(network.policy_head.weight, 0.01)
+    assert network.policy_head.weight.abs().max() <= 0.01 + 1e-7  # each row has norm 0.01
+    _assert_orthogonal_rows_or_columns(network.value_head.weight, 1.0)
+    for torso in (network.torso, network.value_torso):
+        for layer in torso.modules():
+            if isinstance(layer, nn.Linear):
+                _assert_orthogonal_rows_or_columns(layer.weight, math.sqrt(2.0))
+                assert torch.count_nonzero(layer.bias) == 0
+    # A near-uniform first policy: logits of any reasonable input are tiny.
+    with torch.no_grad():
+        logits = network(torch.randn(32, 4)).logits
+    assert logits.abs().max() < 0.1
+
+
+def test_gaussian_actor_critic_head_gains():
+    network = GaussianActorCritic(11, 3)
+    _assert_orthogonal_rows_or_columns(network.mean_head.weight, 0.01)
+    _assert_orthogonal_rows_or_columns(network.value_head.weight, 1.0)
+    assert torch.count_nonzero(network.mean_head.bias) == 0
+
+
+# -------------------------------------------------------------------------------------- log std
+
+
+def test_gaussian_log_std_is_a_learned_parameter():
+    network = GaussianActorCritic(5, 2, initial_log_std=-0.5)
+    assert isinstance(network.log_std, nn.Parameter) and network.log_std.requires_grad
+    assert any(parameter is network.log_std for parameter in network.parameters())
+    assert 'log_std' in network.state_dict()
+    output = network(torch.randn(4, 5))
+    torch.testing.assert_close(output.log_std, torch.full((4, 2), -0.5))
+    # The expanded output still reaches the parameter, so an optimiser can move it.
+    output.log_std.sum().backward()
+    torch.testing.assert_close(network.log_std.grad, torch.full((2,), 4.0))
+    optimizer = torch.optim.SGD(network.parameters(), lr=0.1)
+    optimizer.step()
+    torch.testing.assert_close(network.log_std.detach(), torch.full((2,), -0.9))
