@@ -55,17 +55,13 @@ class PolicyGreedyActor:
         device: torch.device = torch.device('cpu'),
         action_low: np.ndarray | None = None,
         action_high: np.ndarray | None = None,
-        observation_normalizer=None,
     ):
         self.network = network
         self.device = device
         self.action_low = action_low
         self.action_high = action_high
-        self.observation_normalizer = observation_normalizer
 
     def act(self, observation: np.ndarray) -> np.ndarray:
-        if self.observation_normalizer is not None:
-            observation = self.observation_normalizer.normalize(observation)
         with torch.no_grad():
             output = self.network(as_tensor(observation, self.device))
         if hasattr(output, 'logits'):

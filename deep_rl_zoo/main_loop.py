@@ -369,7 +369,7 @@ def run_actors_and_learner(
 
 def train_actors_and_learner(
     kind: str,
-    make_network: Callable[[VectorEnvironment], nn.Module],
+    make_network: Callable[[VectorEnvironment, dict[str, Any]], nn.Module],
     build_learner: Callable[[nn.Module, dict[str, Any], int, torch.device], Learner],
     build_actor: Callable[[nn.Module, VectorEnvironment, dict[str, Any], int, torch.device], distributed.RolloutActor],
     rollout_spec: Callable[[VectorEnvironment, int, int], dict[str, tuple[tuple[int, ...], torch.dtype]]],
@@ -382,7 +382,7 @@ def train_actors_and_learner(
     num_actors, num_envs = values['num_actors'], values['num_envs_per_actor']
     eval_env = create_environment(kind, values, 1, values['seed'] + EVAL_SEED_OFFSET)
     device = learner_device() if values['learner_on_gpu'] else torch.device('cpu')
-    network = make_network(eval_env)
+    network = make_network(eval_env, values)
     rollout_steps = num_actors * num_envs * values['unroll_length']
     total_updates = math.ceil(values['num_train_steps'] / rollout_steps) * values['num_iterations']
     learner = build_learner(network, values, total_updates, device)
@@ -402,14 +402,14 @@ class _ActorFactory:
 
     kind: str
     values: dict[str, Any]
-    make_network: Callable[[VectorEnvironment], nn.Module]
+    make_network: Callable[[VectorEnvironment, dict[str, Any]], nn.Module]
     build_actor: Callable[..., distributed.RolloutActor]
 
     def __call__(self, actor_id: int, device: torch.device) -> distributed.RolloutActor:
         num_envs = self.values['num_envs_per_actor']
         seed = self.values['seed'] + actor_id * num_envs  # every environment of the run has its own seed
         env = create_environment(self.kind, self.values, num_envs, seed)
-        return self.build_actor(self.make_network(env), env, self.values, seed, device)
+        return self.build_actor(self.make_network(env, self.values), env, self.values, seed, device)
 
 
 def action_bounds(env: VectorEnvironment) -> tuple[Optional[np.ndarray], Optional[np.ndarray]]:
@@ -440,7 +440,7 @@ class _RecordingActor:
 
 def evaluate_checkpoint(
     agent_name: str,
-    make_network: Callable[[VectorEnvironment], nn.Module],
+    make_network: Callable[[VectorEnvironment, dict[str, Any]], nn.Module],
     make_actor: Callable[[nn.Module, VectorEnvironment, int], Actor],
 ) -> dict[str, Any]:
     """Entry point of every eval_agent: load a checkpoint, play greedily, print the scores, record an mp4."""
@@ -459,7 +459,7 @@ def evaluate_checkpoint(
         raise checkpoint.CheckpointError(f'{values["load_checkpoint_file"]} does not record its environment kind; retrain with this version')
     record = bool(values['recording_video_dir'])
     env = create_environment(kind, train_values, 1, values['seed'], use_python_wrappers=True, render=record)
-    network = make_network(env)
+    network = make_network(env, train_values)
     network.load_state_dict(loaded['state']['network'])
     network.eval()
     actor: Actor = make_actor(network, env, values['seed'])

@@ -96,12 +96,3 @@ def test_policy_greedy_actor_plays_the_clipped_mean_of_gaussian_policy():
     actor = PolicyGreedyActor(FixedPolicy('gaussian'), torch.device('cpu'), low, high)
     means = np.array([[0.3, 0.2], [-4.0, 9.0], [2.0, -0.1]], np.float32)
     np.testing.assert_array_equal(actor.act(means), np.array([[0.3, 0.2], [-1.0, 0.5], [1.0, 0.0]], np.float32))
-
-
-def test_policy_greedy_actor_applies_observation_normalizer():
-    class Doubler:
-        def normalize(self, observation):
-            return observation * 2.0
-
-    actor = PolicyGreedyActor(FixedPolicy('gaussian'), action_low=np.full(2, -10.0), action_high=np.full(2, 10.0), observation_normalizer=Doubler())
-    np.testing.assert_array_equal(actor.act(np.array([[1.0, -3.0]], np.float32)), [[2.0, -6.0]])

@@ -174,8 +174,8 @@ def build_dqn(network: nn.Module, env: VectorEnvironment, values: dict[str, Any]
     )
 
 
-def make_network(env: VectorEnvironment) -> nn.Module:
-    """The Nature CNN for Atari frame stacks, an MLP for vector observations."""
+def make_network(env: VectorEnvironment, values: dict[str, Any]) -> nn.Module:
+    """The Nature CNN for Atari frame stacks, an MLP for vector observations (no flag changes the network)."""
     observation_shape, num_actions = env.single_observation_space.shape, env.single_action_space.n
     if len(observation_shape) == 3:
         return nature_cnn_q_network(num_actions, observation_shape[0])

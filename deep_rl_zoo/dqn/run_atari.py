@@ -26,7 +26,7 @@ flags.set_defaults(
 
 
 def main() -> None:
-    main_loop.train_value_agent('atari', lambda env, values, device: build_dqn(make_network(env), env, values, device))
+    main_loop.train_value_agent('atari', lambda env, values, device: build_dqn(make_network(env, values), env, values, device))
 
 
 if __name__ == '__main__':

@@ -6,6 +6,7 @@ import torch
 from torch import nn
 
 from deep_rl_zoo.networks.common import MlpTorso, NatureCnnTorso, orthogonal_init
+from deep_rl_zoo.normalizer import ObservationNormalizer
 
 
 class CategoricalActorCriticOutput(NamedTuple):
@@ -46,10 +47,19 @@ class GaussianActorCritic(nn.Module):
     """A diagonal Gaussian policy with a state-independent learned log std, and V(s), on separate MLP torsos.
 
     The mean is unbounded; the environment clips actions to their bounds (the usual PPO continuous setup).
+    With `normalize_observations`, inputs pass through a running-statistics `ObservationNormalizer` first.
     """
 
-    def __init__(self, observation_size: int, action_size: int, hidden_sizes=(64, 64), initial_log_std: float = 0.0):
+    def __init__(
+        self,
+        observation_size: int,
+        action_size: int,
+        hidden_sizes=(64, 64),
+        initial_log_std: float = 0.0,
+        normalize_observations: bool = False,
+    ):
         super().__init__()
+        self.observation_normalizer = ObservationNormalizer(observation_size) if normalize_observations else None
         self.policy_torso = orthogonal_init(MlpTorso(observation_size, hidden_sizes, nn.Tanh))
         self.value_torso = orthogonal_init(MlpTorso(observation_size, hidden_sizes, nn.Tanh))
         self.mean_head = orthogonal_init(nn.Linear(self.policy_torso.output_size, action_size), gain=0.01)
@@ -57,6 +67,8 @@ class GaussianActorCritic(nn.Module):
         self.log_std = nn.Parameter(torch.full((action_size,), float(initial_log_std)))
 
     def forward(self, observation: torch.Tensor) -> GaussianActorCriticOutput:
+        if self.observation_normalizer is not None:
+            observation = self.observation_normalizer(observation)
         mean = self.mean_head(self.policy_torso(observation))
         value = self.value_head(self.value_torso(observation)).squeeze(-1)
         return GaussianActorCriticOutput(mean, self.log_std.expand_as(mean), value)

@@ -25,6 +25,7 @@ from torch import nn
 from deep_rl_zoo import multistep, policy_gradient
 from deep_rl_zoo.greedy_actors import as_tensor
 from deep_rl_zoo.gym_env import VectorEnvironment
+from deep_rl_zoo.normalizer import RewardScaler
 from deep_rl_zoo.networks.policy import GaussianActorCritic, mlp_actor_critic, nature_cnn_actor_critic
 from deep_rl_zoo.schedule import LinearSchedule
 from deep_rl_zoo.trackers import EpisodeTracker
@@ -64,9 +65,11 @@ class PpoActor:
         terminal_on_life_loss: bool,
         seed: int,
         device: torch.device = torch.device('cpu'),
+        scale_rewards: bool = False,
     ):
         self.network = network.to(device)
         self.env = env
+        self.reward_scaler = RewardScaler(env.num_envs, discount) if scale_rewards else None
         self.unroll_length = unroll_length
         self.discount = discount
         self.terminal_on_life_loss = terminal_on_life_loss
@@ -90,7 +93,10 @@ class PpoActor:
             if self._action_bounds is not None:
                 env_action = np.clip(env_action, *self._action_bounds)
             step = self.env.step(env_action)
-            reward = torch.from_numpy(step.reward.astype(np.float32))
+            reward = step.reward
+            if self.reward_scaler is not None:
+                reward = self.reward_scaler.scale(reward, step.terminated | step.truncated)
+            reward = torch.from_numpy(reward.astype(np.float32))
             truncated = step.truncated & ~step.terminated
             if truncated.any():  # bootstrap a time limit instead of treating it as the end of the world
                 final = as_tensor(step.final_observation[truncated], self.device)
@@ -149,6 +155,9 @@ class PpoLearner:
 
     def update(self, buffers: list[dict[str, torch.Tensor]]) -> None:
         batch = {name: torch.cat([buffer[name] for buffer in buffers], dim=1).to(self.device) for name in buffers[0]}
+        normalizer = getattr(self.network, 'observation_normalizer', None)
+        if normalizer is not None:  # actors acted with the previous statistics; fold in what they saw
+            normalizer.update(batch['observation'])
         advantages = multistep.truncated_generalized_advantage_estimation(batch['reward'], batch['discount'], self.gae_lambda, batch['value'])
         returns = advantages + batch['value'][:-1]
         samples = {
@@ -248,14 +257,26 @@ def build_learner(network: nn.Module, values: dict[str, Any], total_updates: int
 
 def build_actor(network: nn.Module, env: VectorEnvironment, values: dict[str, Any], seed: int, device: torch.device) -> PpoActor:
     """A PPO actor from the run's flag values."""
-    return PpoActor(network, env, values['unroll_length'], values['discount'], values.get('terminal_on_life_loss', False), seed, device)
+    return PpoActor(
+        network,
+        env,
+        values['unroll_length'],
+        values['discount'],
+        values.get('terminal_on_life_loss', False),
+        seed,
+        device,
+        scale_rewards=values['scale_rewards'],
+    )
 
 
-def make_network(env: VectorEnvironment) -> nn.Module:
-    """Nature CNN actor-critic for Atari frames, a Gaussian policy for continuous actions, else tanh MLPs."""
+def make_network(env: VectorEnvironment, values: dict[str, Any]) -> nn.Module:
+    """Nature CNN actor-critic for Atari frames, a Gaussian policy for continuous actions (with running
+    observation normalisation when asked), else tanh MLPs."""
     observation_shape, action_space = env.single_observation_space.shape, env.single_action_space
     if action_space.shape:
-        return GaussianActorCritic(observation_shape[0], action_space.shape[0])
+        return GaussianActorCritic(
+            observation_shape[0], action_space.shape[0], normalize_observations=values.get('normalize_observations', False)
+        )
     if len(observation_shape) == 3:
         return nature_cnn_actor_critic(action_space.n, observation_shape[0])
     return mlp_actor_critic(observation_shape[0], action_space.n)

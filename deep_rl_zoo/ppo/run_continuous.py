@@ -23,6 +23,8 @@ flags.set_defaults(
     entropy_coef=0.0,
     gae_lambda=0.95,
     max_grad_norm=0.5,
+    normalize_observations=True,
+    scale_rewards=True,
     learner_on_gpu=False,
 )
 

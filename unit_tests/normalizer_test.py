@@ -1,0 +1,45 @@
+"""Exact-number tests of the running statistics used by continuous-control PPO."""
+
+import numpy as np
+import pytest
+import torch
+
+from deep_rl_zoo.normalizer import ObservationNormalizer, RewardScaler, combine_moments
+
+
+def test_combine_moments_equals_moments_of_the_union():
+    a = np.array([1.0, 2.0, 4.0])
+    b = np.array([3.0, 7.0])
+    mean, var, count = combine_moments(a.mean(), a.var(), 3, b.mean(), b.var(), 2)
+    # union [1, 2, 4, 3, 7]: mean 17/5 = 3.4, population variance (2.4^2+1.4^2+0.6^2+0.4^2+3.6^2)/5 = 4.24
+    assert count == 5
+    assert mean == pytest.approx(3.4)
+    assert var == pytest.approx(4.24)
+
+
+def test_observation_normalizer_tracks_batches_and_normalizes():
+    normalizer = ObservationNormalizer(2, clip=10.0, epsilon=1e-8)
+    normalizer.update(torch.tensor([[1.0, 10.0], [3.0, 10.0]]))
+    normalizer.update(torch.tensor([[5.0, 10.0], [7.0, 10.0]]))
+    # all four rows: first column mean 4, variance (9+1+1+9)/4 = 5; second column constant 10
+    torch.testing.assert_close(normalizer.mean, torch.tensor([4.0, 10.0]), atol=1e-6, rtol=0)
+    torch.testing.assert_close(normalizer.var, torch.tensor([5.0, 0.0]), atol=1e-6, rtol=0)
+    out = normalizer(torch.tensor([[4.0 + 5**0.5, 10.0], [4.0, 10.0 + 1.0]]))
+    torch.testing.assert_close(out, torch.tensor([[1.0, 0.0], [0.0, 10.0]]), atol=1e-4, rtol=0)  # 1/sqrt(1e-8) clipped to 10
+
+
+def test_observation_normalizer_statistics_are_frozen_parameters():
+    normalizer = ObservationNormalizer(3)
+    assert all(not parameter.requires_grad for parameter in normalizer.parameters())
+    assert {name for name, _ in normalizer.named_parameters()} == {'mean', 'var', 'count'}
+
+
+def test_reward_scaler_divides_by_running_std_of_discounted_returns():
+    scaler = RewardScaler(num_envs=2, discount=0.5, epsilon=0.0)
+    first = scaler.scale(np.array([1.0, 3.0]), np.array([False, True]))
+    # returns [1, 3]: mean 2, var 1 (epsilon 0: no prior count) -> rewards / 1
+    np.testing.assert_allclose(first, [1.0, 3.0], rtol=1e-6)
+    second = scaler.scale(np.array([2.0, 2.0]), np.array([False, False]))
+    # returns [0.5*1 + 2, 0 + 2] = [2.5, 2]; all four returns [1, 3, 2.5, 2]: mean 2.125,
+    # var ((1.125)^2 + 0.875^2 + 0.375^2 + 0.125^2) / 4 = 0.546875
+    np.testing.assert_allclose(second, np.array([2.0, 2.0]) / np.sqrt(0.546875), rtol=1e-6)
