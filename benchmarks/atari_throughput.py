@@ -1,0 +1,395 @@
+"""Atari throughput: PPO on Breakout (8 envs x 128 steps, 4 epochs x 4 minibatches, Nature CNN), against the raw
+environment and against Stable-Baselines3, in one run on the same machine.
+
+    python -m benchmarks.atari_throughput                  # about 6 minutes on 2 cores
+    python -m benchmarks.atari_throughput --skip_peers     # ours only
+    python -m benchmarks.atari_throughput --profile        # also: where one PPO iteration's time goes
+
+Measures, one after another (never two at once):
+
+(a) the raw environment: the C++ `AtariVectorEnv` exactly as our factory configures it (8 envs, DQN
+    preprocessing, its thread count) stepped with random actions for --env_seconds, then the same through our
+    `VectorEnvironment` wrapper for half as long: the ceiling no agent on these envs can beat;
+(b) our training: `python -m deep_rl_zoo.ppo.run_atari --environment_name=Breakout --num_actors=1
+    --num_envs_per_actor=8 --num_train_steps=<--train_steps> --num_iterations=1 --num_eval_steps=0
+    --nouse_tensorboard`. Steady-state agent steps/s come from the live progress lines (stamped as they arrive):
+    steps between the first line (printed on receiving the first rollout) and the last line printed on
+    receiving a rollout, over the time between them, so start-up (imports, actor start, first rollout) is
+    excluded and the span holds as many updates as rollouts. The CSV's train_step_rate (whole iteration, actor
+    start-up included) is shown too;
+(c) SB3 PPO with the rl-baselines3-zoo Atari hyperparameters (`/work/shared/peers/sb3_atari_ppo.py --total
+    <--train_steps> --seed 1`) in the scratch venv /tmp/peer-venv, created when missing. Its steady figure
+    excludes its first rollout, as ours excludes start-up.
+
+Frames/s are agent steps/s x 4 (the frame skip). The table is printed and saved to
+benchmarks/results/atari_throughput.md. The load average is recorded with it: on a busy machine the figures are
+low and the ratios unreliable.
+
+--profile runs our learner update and actor collect in this process for a few iterations and prints the time of
+each part: acting forward, env step, learner forward / backward / grad clip / Adam, and the transport between
+actor and learner processes (parameter publish and copy, the rollout message); --cprofile adds cProfile's top
+functions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from benchmarks.cartpole_time_to_solve import PEER_PACKAGES, PEER_VENV, default_peers_dir, ensure_peer_venv
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+NUM_ENVS = 8
+FRAME_SKIP = 4
+ATARI_PEER_PACKAGES = (*PEER_PACKAGES, 'ale-py==0.12.1', 'opencv-python-headless')
+ATARI_PEER_IMPORTS = ('torch', 'stable_baselines3', 'gymnasium', 'ale_py', 'cv2')
+_PROGRESS = re.compile(r'env steps ([\d,]+)/')
+_ITERATION_END = re.compile(r'iteration \d+: ')
+
+
+def measure_env(seconds: float, seed: int) -> dict[str, float]:
+    """Agent steps/s of the C++ AtariVectorEnv (as our factory builds it) and of our wrapper over it, random actions."""
+    import numpy as np
+
+    from deep_rl_zoo import gym_env
+
+    env = gym_env.create_atari_vector_env('Breakout', NUM_ENVS, seed)
+    random = np.random.default_rng(seed)
+    num_actions = env.single_action_space.n
+    env.reset()
+    raw = env._vector_env  # pylint: disable=protected-access  # the C++ env itself, configured like training's
+
+    def rate(step: Callable[[np.ndarray], Any], duration: float) -> float:
+        for _ in range(20):
+            step(random.integers(0, num_actions, NUM_ENVS))
+        count, start = 0, time.perf_counter()
+        while time.perf_counter() - start < duration:
+            step(random.integers(0, num_actions, NUM_ENVS))
+            count += 1
+        return count * NUM_ENVS / (time.perf_counter() - start)
+
+    try:
+        return {'raw': rate(raw.step, seconds), 'wrapper': rate(env.step, seconds / 2)}
+    finally:
+        env.close()
+
+
+def steady_rate(stamped: list[tuple[float, str]]) -> tuple[float, list[tuple[float, int]]]:
+    """Steady agent steps/s from a run's stamped output lines; also returns the (seconds, env steps) marks.
+
+    A progress line is printed when the learner receives a rollout, before its update (at most every 10 s
+    when stdout is not a terminal), and once more, forced, after the iteration's last update, just before the
+    'iteration N:' line. From the first line (after rollout 1) to a later line printed at a rollout's arrival,
+    the span holds as many updates as rollouts; the forced line adds one more update, so it is used only when
+    no other line follows the first.
+    """
+    marks: list[tuple[float, int]] = []
+    forced: set[int] = set()
+    for seconds, line in stamped:
+        match = _PROGRESS.search(line)
+        if match:
+            marks.append((seconds, int(match.group(1).replace(',', ''))))
+        elif _ITERATION_END.match(line) and marks:
+            forced.add(len(marks) - 1)
+    balanced = [mark for index, mark in enumerate(marks) if index not in forced]
+    span = balanced if len(balanced) >= 2 and balanced[-1][1] > balanced[0][1] else marks
+    if len(span) >= 2 and span[-1][1] > span[0][1]:
+        return (span[-1][1] - span[0][1]) / (span[-1][0] - span[0][0]), marks
+    return math.nan, marks
+
+
+def measure_ours(args: argparse.Namespace, run_dir: Path) -> dict[str, float]:
+    """Runs one PPO training iteration and reads its throughput from the live progress lines and the CSV."""
+    if run_dir.exists():
+        shutil.rmtree(run_dir)
+    run_dir.mkdir(parents=True)
+    results_csv = run_dir / 'results.csv'
+    command = [
+        sys.executable, '-m', 'deep_rl_zoo.ppo.run_atari', '--environment_name=Breakout', '--num_actors=1',
+        f'--num_envs_per_actor={NUM_ENVS}', f'--num_train_steps={args.train_steps}', '--num_iterations=1', '--num_eval_steps=0',
+        '--nouse_tensorboard', f'--seed={args.seed}', f'--results_csv_path={results_csv}', f'--checkpoint_dir={run_dir / "checkpoints"}',
+        *shlex.split(args.extra_flags),
+    ]
+    print(f'ours: {" ".join(command[2:])}', flush=True)
+    stamped: list[tuple[float, str]] = []  # (seconds since launch, line)
+    with open(run_dir / 'log.txt', 'w', encoding='utf-8') as log:
+        launch = time.monotonic()
+        process = subprocess.Popen(command, cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            for line in process.stdout:
+                now = time.monotonic() - launch
+                log.write(f'[{now:8.2f}] {line}')
+                stamped.append((now, line))
+            process.wait()
+        finally:
+            if process.poll() is None:  # interrupted: the run script stops its actor cleanly on SIGTERM
+                process.terminate()
+                process.wait(15)
+        total = time.monotonic() - launch
+    if process.returncode != 0:
+        raise SystemExit(f'error: our training exited with code {process.returncode}; see {run_dir / "log.txt"}')
+    with open(results_csv, newline='', encoding='utf-8') as file:
+        row = list(csv.DictReader(file))[-1]
+    steady, marks = steady_rate(stamped)
+    env_steps = int(row['env_steps'])
+    return {
+        'steady': steady,
+        'csv_rate': float(row['train_step_rate']),
+        'process_rate': env_steps / total,
+        'first_progress_s': marks[0][0] if marks else math.nan,
+        'env_steps': env_steps,
+        'process_s': total,
+        'progress_lines': len(marks),
+    }
+
+
+def measure_sb3(args: argparse.Namespace, run_dir: Path, python: Path) -> dict[str, float]:
+    script = Path(args.peers_dir) / 'sb3_atari_ppo.py'
+    if not script.exists():
+        raise SystemExit(f'error: no peer script {script}: pass --peers_dir')
+    run_dir.mkdir(parents=True, exist_ok=True)
+    command = [str(python), '-u', str(script), '--total', str(args.train_steps), '--seed', str(args.seed)]
+    print(f'SB3: {" ".join(command)}', flush=True)
+    completed = subprocess.run(command, cwd=run_dir, capture_output=True, text=True, check=False)
+    (run_dir / 'log.txt').write_text(completed.stdout + completed.stderr, encoding='utf-8')
+    if completed.returncode != 0:
+        raise SystemExit(f'error: the SB3 peer exited with code {completed.returncode}; see {run_dir / "log.txt"}')
+    result = json.loads([line for line in completed.stdout.splitlines() if line.startswith('{')][-1])
+    steady = result.get('sps_excluding_first_iteration')
+    return {'steady': float(steady) if steady else math.nan, 'whole': float(result['sps']), 'steps': result['steps']}
+
+
+def _number(value: float, digits: int = 0) -> str:
+    return 'n/a' if value is None or math.isnan(value) else f'{value:,.{digits}f}'
+
+
+def _ratio(numerator: float, denominator: Optional[float]) -> str:
+    if denominator is None or math.isnan(numerator) or math.isnan(denominator) or denominator == 0:
+        return ''
+    return f'{numerator / denominator:.2f}'
+
+
+def table(env: dict[str, float], ours: dict[str, float], peer: Optional[dict[str, float]], args: argparse.Namespace, load: str) -> str:
+    raw = env['raw']
+    peer_steady = peer['steady'] if peer else None
+    peer_whole = peer['whole'] if peer else None
+    rows = [
+        (f'raw C++ AtariVectorEnv, {NUM_ENVS} envs, random actions ({args.env_seconds:g} s)', raw, '', ''),
+        (f'our VectorEnvironment over it, {NUM_ENVS} envs, random actions ({args.env_seconds / 2:g} s)', env['wrapper'], '', _ratio(env['wrapper'], raw)),
+        ('**ours PPO training, steady** (progress lines; start-up excluded)', ours['steady'], _ratio(ours['steady'], peer_steady), _ratio(ours['steady'], raw)),
+        ('ours PPO training, whole iteration (CSV train_step_rate; actor start-up included)', ours['csv_rate'], _ratio(ours['csv_rate'], peer_whole), _ratio(ours['csv_rate'], raw)),
+        ('ours PPO, whole process (imports included)', ours['process_rate'], '', _ratio(ours['process_rate'], raw)),
+    ]
+    if peer:
+        rows += [
+            ('**SB3 PPO, steady** (first rollout excluded)', peer['steady'], '', _ratio(peer['steady'], raw)),
+            ('SB3 PPO, whole learn()', peer['whole'], '', _ratio(peer['whole'], raw)),
+        ]
+    lines = [
+        '# Atari throughput: PPO on Breakout',
+        '',
+        f'`python -m benchmarks.atari_throughput {" ".join(shlex.quote(a) for a in args.argv)}`',
+        '',
+        f'{NUM_ENVS} envs x 128 steps, 4 epochs x 4 minibatches, Nature CNN, {args.train_steps:,} agent steps per training run, '
+        f'seed {args.seed}. Frames/s = agent steps/s x {FRAME_SKIP}. Ratio columns: ours steady / SB3 steady, ours whole '
+        f'iteration / SB3 whole learn(); and each row / the raw env. Load average before the run: {load}.',
+        '',
+        '| measurement | agent steps/s | frames/s | ours / SB3 | / raw env |',
+        '|---|---:|---:|---:|---:|',
+    ]
+    for name, rate, versus_peer, versus_raw in rows:
+        lines.append(f'| {name} | {_number(rate)} | {_number(rate * FRAME_SKIP)} | {versus_peer} | {versus_raw} |')
+    lines.append('')
+    lines.append(
+        f'Ours: first progress line {ours["first_progress_s"]:.1f} s after launch, {ours["progress_lines"]} progress lines, '
+        f'{ours["env_steps"]:,} env steps in {ours["process_s"]:.1f} s of process.'
+    )
+    if not peer:
+        lines.append('SB3 not run (--skip_peers).')
+    return '\n'.join(lines) + '\n'
+
+
+class Sections:
+    """Seconds spent in named sections; `wrap` times every call of a function."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    def add(self, name: str, seconds: float) -> None:
+        self.seconds[name] = self.seconds.get(name, 0.0) + seconds
+
+    def wrap(self, name: str, function: Callable[..., Any]) -> Callable[..., Any]:
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                self.add(name, time.perf_counter() - start)
+
+        return timed
+
+    def reset(self) -> None:
+        self.seconds.clear()
+
+
+def profile(args: argparse.Namespace) -> str:
+    """Our actor collect and learner update in this process, as run_atari builds them; prints where time goes."""
+    import cProfile
+    import io
+    import pstats
+
+    import torch
+
+    from deep_rl_zoo import distributed, flags, main_loop
+    from deep_rl_zoo.ppo import agent
+    import deep_rl_zoo.ppo.run_atari  # noqa: F401  # defines the flags with run_atari's defaults
+
+    values = {**flags.flag_values(), 'environment_kind': 'atari', 'environment_name': 'Breakout', 'num_envs_per_actor': NUM_ENVS, 'seed': args.seed}
+    learner_threads = values['learner_threads']
+    torch.manual_seed(args.seed)
+    env = main_loop.create_environment('atari', values, NUM_ENVS, args.seed)
+    spec = agent.rollout_spec(env, NUM_ENVS, values['unroll_length'])
+    learner = agent.build_learner(agent.make_network(env), values, 1000, torch.device('cpu'))
+    actor = agent.build_actor(agent.make_network(env), env, values, args.seed, torch.device('cpu'))
+    context = distributed.process_context([torch.device('cpu')])  # what run_atari uses for CPU actors
+    parameters = distributed.SharedParameters(learner.network, context)
+    buffers = distributed.make_rollout_buffers(1, spec)
+    messages = context.Queue()  # the queue type actors report through
+    steps_per_iteration = NUM_ENVS * values['unroll_length']
+
+    sections = Sections()
+    actor.network.forward = sections.wrap('actor: forward (batch 8, 1 thread)', actor.network.forward)
+    actor.env.step = sections.wrap('actor: env step (C++ env + our wrapper)', actor.env.step)
+    learner.network.forward = sections.wrap(f'learner: forward (minibatch, {learner_threads} threads)', learner.network.forward)
+    learner.optimizer.step = sections.wrap('learner: Adam step', learner.optimizer.step)
+    original_backward, original_clip = torch.Tensor.backward, torch.nn.utils.clip_grad_norm_
+    torch.Tensor.backward = sections.wrap('learner: backward', original_backward)
+    torch.nn.utils.clip_grad_norm_ = sections.wrap('learner: grad-norm clip', original_clip)
+
+    def iteration() -> None:
+        start = time.perf_counter()
+        parameters.publish(learner.network)
+        parameters.copy_to(actor.network)
+        sections.add('transport: parameters publish + copy', time.perf_counter() - start)
+        torch.set_num_threads(1)
+        start = time.perf_counter()
+        finished = actor.collect(buffers[0])
+        sections.add('actor: collect (total)', time.perf_counter() - start)
+        start = time.perf_counter()
+        messages.put((0, 1, finished, None))
+        messages.get()
+        sections.add('transport: rollout message (queue)', time.perf_counter() - start)
+        torch.set_num_threads(learner_threads)
+        start = time.perf_counter()
+        learner.update(buffers)
+        sections.add('learner: update (total)', time.perf_counter() - start)
+
+    profiler = cProfile.Profile() if args.cprofile else None
+    try:
+        iteration()  # warm-up: first-call allocations and one-time initialisation
+        sections.reset()
+        start = time.perf_counter()
+        if profiler:
+            profiler.enable()
+        for _ in range(args.profile_iterations):
+            iteration()
+        if profiler:
+            profiler.disable()
+        wall = time.perf_counter() - start
+    finally:
+        torch.Tensor.backward, torch.nn.utils.clip_grad_norm_ = original_backward, original_clip
+        env.close()
+        messages.close()
+
+    seconds = dict(sections.seconds)
+    actor_parts = [name for name in seconds if name.startswith('actor: ') and 'total' not in name]
+    learner_parts = [name for name in seconds if name.startswith('learner: ') and 'total' not in name]
+    seconds['actor: other (sampling, buffer writes)'] = seconds.pop('actor: collect (total)') - sum(seconds[n] for n in actor_parts)
+    seconds['learner: other (batching, GAE, losses, statistics)'] = seconds.pop('learner: update (total)') - sum(seconds[n] for n in learner_parts)
+    order = sorted(seconds, key=lambda name: (name.split(':')[0] != 'actor', name.split(':')[0] != 'learner', 'other' in name, name))
+    n = args.profile_iterations
+    lines = [
+        f'Profile: PPO Breakout, {NUM_ENVS} envs x {values["unroll_length"]} steps per iteration, {values["num_epochs"]} epochs x '
+        f'{values["num_minibatches"]} minibatches, {n} iterations after 1 warm-up, in one process',
+        '',
+        '| section | seconds | ms / iteration | share |',
+        '|---|---:|---:|---:|',
+    ]
+    for name in order:
+        lines.append(f'| {name} | {seconds[name]:.3f} | {1000 * seconds[name] / n:.1f} | {100 * seconds[name] / wall:.1f}% |')
+    lines.append(f'| total (wall) | {wall:.3f} | {1000 * wall / n:.1f} | 100% |')
+    lines += ['', f'Implied agent steps/s with actor and learner taking turns: {n * steps_per_iteration / wall:,.0f}']
+    report = '\n'.join(lines) + '\n'
+    if profiler:
+        stream = io.StringIO()
+        pstats.Stats(profiler, stream=stream).sort_stats('tottime').print_stats(25)
+        report += '\ncProfile, top 25 functions by own time:\n' + stream.getvalue()
+    return report
+
+
+def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('--env_seconds', type=float, default=20.0, help='seconds of random-action stepping of the raw env')
+    parser.add_argument('--train_steps', type=int, default=51_200, help='agent steps of our training run and of SB3 (50 rollouts)')
+    parser.add_argument('--seed', type=int, default=1)
+    parser.add_argument('--skip_peers', action='store_true', help='run only our side')
+    parser.add_argument('--profile', action='store_true', help='then profile our actor collect and learner update in-process')
+    parser.add_argument('--profile_only', action='store_true', help='only the profile (no env, training or SB3 measurement)')
+    parser.add_argument('--profile_iterations', type=int, default=3, help='profiled iterations (1,024 agent steps each)')
+    parser.add_argument('--cprofile', action='store_true', help='with --profile: also print cProfile top functions')
+    parser.add_argument('--extra_flags', default='', help="flags added to our run_atari command line; use the = form: --extra_flags='--learner_threads=1'")
+    parser.add_argument('--peer_venv', default=str(PEER_VENV), help='scratch venv of the peers (created when missing)')
+    parser.add_argument('--peers_dir', default=str(default_peers_dir()), help='directory of the peer scripts')
+    parser.add_argument('--out', default='benchmarks/results/atari_throughput.md', help='markdown file of the table')
+    args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)
+    if args.train_steps < 2 * NUM_ENVS * 128:
+        parser.error(f'--train_steps must be at least {2 * NUM_ENVS * 128} (two rollouts) for a steady rate')
+    if args.env_seconds <= 0 or args.profile_iterations < 1:
+        parser.error('need --env_seconds > 0 and --profile_iterations >= 1')
+    return args
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    args = parse_args(argv)
+    out = Path(args.out).resolve()
+    raw_dir = out.parent / 'raw' / out.stem
+    if not args.profile_only:
+        load = ', '.join(f'{value:.2f}' for value in os.getloadavg())
+        python = None if args.skip_peers else ensure_peer_venv(Path(args.peer_venv), ATARI_PEER_PACKAGES, ATARI_PEER_IMPORTS)
+        print(f'(a) raw env: {args.env_seconds:g} s + {args.env_seconds / 2:g} s of random actions', flush=True)
+        env = measure_env(args.env_seconds, args.seed)
+        print(f'    {env["raw"]:,.0f} agent steps/s raw, {env["wrapper"]:,.0f} through our wrapper', flush=True)
+        print('(b) our PPO training', flush=True)
+        ours = measure_ours(args, raw_dir / 'ours')
+        print(f'    {ours["steady"]:,.0f} agent steps/s steady, {ours["csv_rate"]:,.0f} whole iteration', flush=True)
+        peer = None
+        if python is not None:
+            print('(c) SB3 PPO', flush=True)
+            peer = measure_sb3(args, raw_dir / 'sb3', python)
+            print(f'    {peer["steady"]:,.0f} agent steps/s steady, {peer["whole"]:,.0f} whole learn()', flush=True)
+        report = table(env, ours, peer, args, load)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(report, encoding='utf-8')
+        print()
+        print(report)
+        print(f'wrote {out}')
+    if args.profile or args.profile_only:
+        print()
+        print(profile(args))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

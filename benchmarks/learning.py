@@ -1,0 +1,594 @@
+"""Learning benchmark: does each agent reach the environment's threshold, how fast in env steps and seconds?
+
+    python -m benchmarks.learning --agents dqn,ppo --environments CartPole-v1 --seeds 1,2,3
+    python -m benchmarks.learning --agents ppo --environments Pendulum-v1 --max_steps 500000 --eval_every 25000
+    python -m benchmarks.learning ... --reuse            # re-read the CSVs of an earlier run: tables and plots only
+
+For each (agent, environment, seed) it launches the agent's own run script as a subprocess
+(`deep_rl_zoo.<agent>.run_classic`, or `deep_rl_zoo.ppo.run_continuous` for Pendulum-v1 and MuJoCo ids) with
+`--num_iterations=max_steps/eval_every --num_train_steps=eval_every`, so each iteration ends with a greedy
+evaluation, and reads the run's per-iteration results CSV. Outputs:
+
+* `<out>.md` and `<out>.csv`: one row per run (env steps and wall time until the first evaluation at or above the
+  threshold, final and best evaluation return, solved?) and one summary row per (agent, environment): median env
+  steps and seconds to the threshold over all seeds (an unsolved seed counts as never, so the median is "not
+  reached" when half the seeds or more fail) and the count of seeds solved;
+* `screenshots/learning_<env>.png`: evaluation return against env steps, one line per seed, one colour per agent,
+  the threshold dashed;
+* `<dir of out>/raw/<name of out>/<agent>_<env>_seed<S>/`: each run's results.csv, timing.csv (seconds from
+  process launch to each CSV row, polled), log.txt and final checkpoint (git ignores raw/).
+
+Wall time is measured from the launch of the process (imports and start-up included), by polling the results CSV
+for new rows; with `--reuse` the polled times saved in timing.csv are read back.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import math
+import os
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Optional
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+# Returns that count as solved (gymnasium's reward_threshold where it has one; the usual figures elsewhere).
+THRESHOLDS = {
+    'CartPole-v1': 475.0,
+    'LunarLander-v3': 200.0,
+    'LunarLander-v2': 200.0,
+    'Pendulum-v1': -300.0,
+    'MountainCar-v0': -110.0,
+    'Acrobot-v1': -100.0,
+}
+# Greedy evaluation steps per iteration: room for about five episodes of the longest length.
+EVAL_STEPS = {
+    'CartPole-v1': 2_500,
+    'LunarLander-v3': 5_000,
+    'LunarLander-v2': 5_000,
+    'Pendulum-v1': 1_000,
+    'MountainCar-v0': 1_000,
+    'Acrobot-v1': 2_500,
+}
+DEFAULT_EVAL_STEPS = 5_000  # MuJoCo tasks: five 1,000-step episodes
+CLASSIC_ENVIRONMENTS = ('CartPole-v1', 'LunarLander-v3', 'LunarLander-v2', 'MountainCar-v0', 'Acrobot-v1')
+POLL_SECONDS = 0.25
+
+
+@dataclasses.dataclass
+class Run:
+    """One (agent, environment, seed) training run and where its files live."""
+
+    agent: str
+    environment: str
+    seed: int
+    directory: Path
+
+    @property
+    def results_csv(self) -> Path:
+        return self.directory / 'results.csv'
+
+    @property
+    def timing_csv(self) -> Path:
+        return self.directory / 'timing.csv'
+
+    @property
+    def log(self) -> Path:
+        return self.directory / 'log.txt'
+
+    @property
+    def checkpoint_dir(self) -> Path:
+        return self.directory / 'checkpoints'
+
+    @property
+    def label(self) -> str:
+        return f'{self.agent} {self.environment} seed {self.seed}'
+
+
+@dataclasses.dataclass
+class RunResult:
+    """What one run's CSV says, judged against the threshold."""
+
+    run: Run
+    threshold: float
+    env_steps: list[int]
+    eval_returns: list[float]
+    seconds: list[float]  # from process launch to each row (nan when unknown)
+    checkpoints: list[str]
+
+    @property
+    def solved_index(self) -> Optional[int]:
+        for index, value in enumerate(self.eval_returns):
+            if not math.isnan(value) and value >= self.threshold:
+                return index
+        return None
+
+    @property
+    def solved(self) -> bool:
+        return self.solved_index is not None
+
+    @property
+    def steps_to_threshold(self) -> float:
+        index = self.solved_index
+        return math.inf if index is None else float(self.env_steps[index])
+
+    @property
+    def seconds_to_threshold(self) -> float:
+        index = self.solved_index
+        return math.inf if index is None else self.seconds[index]
+
+    @property
+    def final_eval_return(self) -> float:
+        return self.eval_returns[-1] if self.eval_returns else math.nan
+
+    @property
+    def best_eval_return(self) -> float:
+        finite = [value for value in self.eval_returns if not math.isnan(value)]
+        return max(finite) if finite else math.nan
+
+    @property
+    def total_env_steps(self) -> int:
+        return self.env_steps[-1] if self.env_steps else 0
+
+    @property
+    def final_checkpoint(self) -> Optional[str]:
+        return self.checkpoints[-1] if self.checkpoints else None
+
+
+def environment_kind(environment: str) -> str:
+    return 'classic' if environment in CLASSIC_ENVIRONMENTS else 'continuous'
+
+
+def run_module(agent: str, environment: str) -> str:
+    """The run script of `agent` for `environment`, e.g. deep_rl_zoo.ppo.run_classic."""
+    script = 'run_classic' if environment_kind(environment) == 'classic' else 'run_continuous'
+    module = f'deep_rl_zoo.{agent}.{script}'
+    if not (REPO_ROOT / 'deep_rl_zoo' / agent / f'{script}.py').exists():
+        raise SystemExit(f'error: agent {agent!r} has no {script}.py for {environment} (no module {module})')
+    return module
+
+
+def threshold_of(environment: str, override: Optional[float]) -> float:
+    if override is not None:
+        return override
+    if environment not in THRESHOLDS:
+        raise SystemExit(f'error: no default threshold for {environment}: pass --threshold')
+    return THRESHOLDS[environment]
+
+
+def agent_flags(extra_flags: list[str], agent: str) -> list[str]:
+    """The --extra_flags that apply to `agent`: plain ones apply to all, 'ppo:--flag=v' only to ppo."""
+    selected = []
+    for item in extra_flags:
+        prefix, separator, rest = item.partition(':')
+        if separator and not prefix.startswith('-'):
+            if prefix == agent:
+                selected += shlex.split(rest)
+        else:
+            selected += shlex.split(item)
+    return selected
+
+
+def command_line(run: Run, args: argparse.Namespace) -> list[str]:
+    num_eval_steps = args.num_eval_steps or EVAL_STEPS.get(run.environment, DEFAULT_EVAL_STEPS)
+    return [
+        sys.executable,
+        '-m',
+        run_module(run.agent, run.environment),
+        f'--environment_name={run.environment}',
+        f'--num_iterations={max(args.max_steps // args.eval_every, 1)}',
+        f'--num_train_steps={args.eval_every}',
+        f'--num_eval_steps={num_eval_steps}',
+        f'--results_csv_path={run.results_csv}',
+        f'--checkpoint_dir={run.checkpoint_dir}',
+        '--nouse_tensorboard',
+        '--noprogress',
+        f'--seed={run.seed}',
+        *agent_flags(args.extra_flags, run.agent),
+    ]
+
+
+def _count_rows(path: Path) -> int:
+    if not path.exists():
+        return 0
+    with open(path, newline='', encoding='utf-8') as file:
+        return max(sum(1 for _ in csv.reader(file)) - 1, 0)
+
+
+class RunningJob:
+    """A launched run: its process, and the seconds from launch at which each results row appeared."""
+
+    def __init__(self, run: Run, command: list[str]):
+        if run.directory.exists():
+            shutil.rmtree(run.directory)  # the run script appends to an existing CSV: start clean
+        run.directory.mkdir(parents=True)
+        self.run = run
+        self.row_seconds: list[float] = []
+        self._size = -1
+        self._log = open(run.log, 'w', encoding='utf-8')  # pylint: disable=consider-using-with
+        self._log.write(' '.join(shlex.quote(part) for part in command) + '\n')
+        self._log.flush()
+        self.start = time.monotonic()
+        self.process = subprocess.Popen(command, cwd=REPO_ROOT, stdout=self._log, stderr=subprocess.STDOUT)
+
+    def poll_rows(self) -> None:
+        """Stamps rows that appeared since the last poll (at most POLL_SECONDS late)."""
+        path = self.run.results_csv
+        size = path.stat().st_size if path.exists() else 0
+        if size == self._size:
+            return
+        self._size = size
+        now = time.monotonic() - self.start
+        rows = _count_rows(path)
+        while len(self.row_seconds) < rows:
+            self.row_seconds.append(round(now, 3))
+
+    def finished(self) -> bool:
+        self.poll_rows()
+        if self.process.poll() is None:
+            return False
+        self.poll_rows()
+        self._log.close()
+        with open(self.run.timing_csv, 'w', newline='', encoding='utf-8') as file:
+            writer = csv.writer(file, lineterminator='\n')
+            writer.writerow(['row', 'seconds_since_launch'])
+            writer.writerows(enumerate(self.row_seconds))
+        return True
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()  # the run scripts stop their actors cleanly on SIGTERM
+            try:
+                self.process.wait(15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        if not self._log.closed:
+            self._log.close()
+
+
+def _prune_checkpoints(run: Run) -> None:
+    """Keeps only the last iteration's checkpoint of a finished run (the others are 100 KB each, unused)."""
+    rows = read_rows(run.results_csv)
+    if not rows or not run.checkpoint_dir.is_dir():
+        return
+    final = Path(rows[-1]['checkpoint']).name
+    for path in run.checkpoint_dir.glob('*.ckpt'):
+        if path.name != final:
+            path.unlink()
+
+
+def train(runs: list[Run], args: argparse.Namespace) -> list[Run]:
+    """Runs every training process, at most `args.jobs` at a time; returns the runs that exited cleanly."""
+    pending = list(runs)
+    running: list[RunningJob] = []
+    succeeded: list[Run] = []
+    try:
+        while pending or running:
+            while pending and len(running) < args.jobs:
+                run = pending.pop(0)
+                command = command_line(run, args)
+                print(f'[start] {run.label}: {" ".join(command[2:4])} ... (log {run.log})', flush=True)
+                running.append(RunningJob(run, command))
+            time.sleep(POLL_SECONDS)
+            for job in [job for job in running if job.finished()]:
+                running.remove(job)
+                seconds = time.monotonic() - job.start
+                if job.process.returncode == 0:
+                    _prune_checkpoints(job.run)
+                    succeeded.append(job.run)
+                    print(f'[done]  {job.run.label} in {seconds:.1f} s', flush=True)
+                else:
+                    tail = job.run.log.read_text(encoding='utf-8', errors='replace').strip().splitlines()[-5:]
+                    print(f'[FAIL]  {job.run.label}: exit code {job.process.returncode} after {seconds:.1f} s; last lines of {job.run.log}:', flush=True)
+                    for line in tail:
+                        print(f'        {line}', flush=True)
+    finally:
+        for job in running:
+            job.stop()
+    return succeeded
+
+
+def read_rows(path: Path) -> list[dict[str, str]]:
+    with open(path, newline='', encoding='utf-8') as file:
+        return list(csv.DictReader(file))
+
+
+def _float(text: Optional[str]) -> float:
+    try:
+        return float(text) if text not in (None, '') else math.nan
+    except ValueError:
+        return math.nan
+
+
+def parse_run(run: Run, threshold: float) -> RunResult:
+    """Reads a run's results.csv (and timing.csv when there is one) into a RunResult."""
+    rows = read_rows(run.results_csv)
+    seconds = [math.nan] * len(rows)
+    if run.timing_csv.exists():
+        for row in read_rows(run.timing_csv):
+            index = int(row['row'])
+            if index < len(seconds):
+                seconds[index] = _float(row['seconds_since_launch'])
+    for index, row in enumerate(rows):
+        if math.isnan(seconds[index]):
+            seconds[index] = _float(row.get('wall_time'))  # from the start of training, without start-up
+    return RunResult(
+        run=run,
+        threshold=threshold,
+        env_steps=[int(row['env_steps']) for row in rows],
+        eval_returns=[_float(row['eval_episode_return']) for row in rows],
+        seconds=seconds,
+        checkpoints=[row['checkpoint'] for row in rows],
+    )
+
+
+def _median(values: list[float]) -> float:
+    """Median where an unsolved seed counts as +inf: inf when half the seeds or more did not solve."""
+    return statistics.median(values)
+
+
+def _format(value: float, digits: int = 0) -> str:
+    if math.isnan(value):
+        return 'n/a'
+    if math.isinf(value):
+        return 'not reached'
+    return f'{value:,.{digits}f}'
+
+
+@dataclasses.dataclass
+class Summary:
+    agent: str
+    environment: str
+    threshold: float
+    median_steps: float
+    median_seconds: float
+    solved: int
+    seeds: int
+    median_final_return: float
+
+
+def summarise(results: list[RunResult]) -> list[Summary]:
+    groups: dict[tuple[str, str], list[RunResult]] = {}
+    for result in results:
+        groups.setdefault((result.run.agent, result.run.environment), []).append(result)
+    summaries = []
+    for (agent, environment), group in groups.items():
+        finals = [r.final_eval_return for r in group if not math.isnan(r.final_eval_return)]
+        summaries.append(
+            Summary(
+                agent=agent,
+                environment=environment,
+                threshold=group[0].threshold,
+                median_steps=_median([r.steps_to_threshold for r in group]),
+                median_seconds=_median([r.seconds_to_threshold for r in group]),
+                solved=sum(r.solved for r in group),
+                seeds=len(group),
+                median_final_return=statistics.median(finals) if finals else math.nan,
+            )
+        )
+    return summaries
+
+
+def markdown(results: list[RunResult], summaries: list[Summary], args: argparse.Namespace) -> str:
+    lines = [
+        '# Learning benchmark',
+        '',
+        f'`python -m benchmarks.learning {" ".join(shlex.quote(a) for a in args.argv)}`',
+        '',
+        f'Budget {args.max_steps:,} env steps per run, greedy evaluation every {args.eval_every:,} env steps. '
+        '"To threshold" is the first evaluation whose mean return reaches the threshold; wall time is from process '
+        'launch (start-up included).',
+        '',
+        '| agent | environment | seed | threshold | env steps to threshold | wall time to threshold (s) | final eval return | best eval return | solved? |',
+        '|---|---|---:|---:|---:|---:|---:|---:|---|',
+    ]
+    for r in results:
+        lines.append(
+            f'| {r.run.agent} | {r.run.environment} | {r.run.seed} | {r.threshold:g} | {_format(r.steps_to_threshold)} | '
+            f'{_format(r.seconds_to_threshold, 1)} | {_format(r.final_eval_return, 1)} | {_format(r.best_eval_return, 1)} | '
+            f'{"yes" if r.solved else "no"} |'
+        )
+    lines += [
+        '',
+        '## Summary (medians over seeds; an unsolved seed counts as never)',
+        '',
+        '| agent | environment | threshold | median env steps to threshold | median wall time to threshold (s) | median final eval return | seeds solved |',
+        '|---|---|---:|---:|---:|---:|---:|',
+    ]
+    for s in summaries:
+        lines.append(
+            f'| {s.agent} | {s.environment} | {s.threshold:g} | {_format(s.median_steps)} | {_format(s.median_seconds, 1)} | '
+            f'{_format(s.median_final_return, 1)} | {s.solved}/{s.seeds} |'
+        )
+    return '\n'.join(lines) + '\n'
+
+
+def _csv_number(value: float) -> str:
+    return '' if math.isnan(value) or math.isinf(value) else f'{value:g}'
+
+
+def write_csv(path: Path, results: list[RunResult], summaries: list[Summary]) -> None:
+    """One row per run (kind=run) and one per (agent, environment) (kind=summary, seed=median); empty = never/unknown."""
+    columns = [
+        'kind', 'agent', 'environment', 'seed', 'threshold', 'env_steps_to_threshold', 'wall_time_to_threshold_s',
+        'final_eval_return', 'best_eval_return', 'solved', 'total_env_steps',
+    ]
+    with open(path, 'w', newline='', encoding='utf-8') as file:
+        writer = csv.writer(file, lineterminator='\n')
+        writer.writerow(columns)
+        for r in results:
+            writer.writerow([
+                'run', r.run.agent, r.run.environment, r.run.seed, f'{r.threshold:g}', _csv_number(r.steps_to_threshold),
+                _csv_number(r.seconds_to_threshold), _csv_number(r.final_eval_return), _csv_number(r.best_eval_return),
+                int(r.solved), r.total_env_steps,
+            ])
+        for s in summaries:
+            writer.writerow([
+                'summary', s.agent, s.environment, 'median', f'{s.threshold:g}', _csv_number(s.median_steps),
+                _csv_number(s.median_seconds), _csv_number(s.median_final_return), '', f'{s.solved}/{s.seeds}', '',
+            ])
+
+
+def plot(results: list[RunResult], directory: Path) -> list[Path]:
+    """One PNG per environment: eval return vs env steps, a line per seed, a colour per agent, threshold dashed."""
+    import matplotlib
+
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+
+    directory.mkdir(parents=True, exist_ok=True)
+    agents = sorted({r.run.agent for r in results})
+    colours = {agent: plt.get_cmap('tab10')(index % 10) for index, agent in enumerate(agents)}
+    paths = []
+    for environment in sorted({r.run.environment for r in results}):
+        figure, axes = plt.subplots(figsize=(8, 5), dpi=100)
+        group = [r for r in results if r.run.environment == environment]
+        labelled: set[str] = set()
+        for r in sorted(group, key=lambda r: (r.run.agent, r.run.seed)):
+            points = [(s, v) for s, v in zip(r.env_steps, r.eval_returns) if not math.isnan(v)]
+            if not points:
+                continue
+            seeds = sum(1 for other in group if other.run.agent == r.run.agent)
+            label = None if r.run.agent in labelled else f'{r.run.agent.upper()} ({seeds} seed{"s" if seeds > 1 else ""})'
+            labelled.add(r.run.agent)
+            xs, ys = zip(*points)
+            axes.plot(xs, ys, color=colours[r.run.agent], marker='o', markersize=3, linewidth=1.3, alpha=0.85, label=label)
+        axes.axhline(group[0].threshold, color='black', linestyle='--', linewidth=1, label=f'threshold {group[0].threshold:g}')
+        axes.set_xlabel('env steps')
+        axes.set_ylabel('greedy evaluation return (mean of episodes)')
+        axes.set_title(f'{environment}: evaluation return, one line per seed')
+        axes.grid(alpha=0.3)
+        axes.legend(loc='best')
+        figure.tight_layout()
+        path = directory / f'learning_{environment.replace("/", "-")}.png'
+        figure.savefig(path)
+        plt.close(figure)
+        paths.append(path)
+    return paths
+
+
+def keep_best_checkpoints(results: list[RunResult], directory: Path) -> list[Path]:
+    """Copies the final checkpoint of each (agent, environment)'s best seed (highest final evaluation, then best
+    evaluation, then fewest steps to threshold) to `directory/<AGENT>_<env>.ckpt`."""
+    directory.mkdir(parents=True, exist_ok=True)
+    copied = []
+    for agent, environment in sorted({(r.run.agent, r.run.environment) for r in results}):
+        candidates = [
+            r for r in results
+            if (r.run.agent, r.run.environment) == (agent, environment) and r.final_checkpoint and os.path.exists(r.final_checkpoint)
+        ]
+        if not candidates:
+            print(f'no final checkpoint of {agent} on {environment} to keep', flush=True)
+            continue
+
+        def rank(r: RunResult) -> tuple[float, float, float]:
+            final = -math.inf if math.isnan(r.final_eval_return) else r.final_eval_return
+            best = -math.inf if math.isnan(r.best_eval_return) else r.best_eval_return
+            return (final, best, -r.steps_to_threshold)
+
+        best = max(candidates, key=rank)
+        target = directory / f'{agent.upper()}_{environment.replace("/", "-")}.ckpt'
+        shutil.copyfile(best.final_checkpoint, target)
+        print(
+            f'kept {target} (seed {best.run.seed}, final eval return {_format(best.final_eval_return, 1)}); try it with: '
+            f'python -m deep_rl_zoo.{agent}.eval_agent --environment_name={environment} --load_checkpoint_file={target}',
+            flush=True,
+        )
+        copied.append(target)
+    return copied
+
+
+def _list(text: str) -> list[str]:
+    return [item.strip() for item in text.split(',') if item.strip()]
+
+
+def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('--agents', default='dqn,ppo', help='comma-separated agent packages (deep_rl_zoo.<agent>)')
+    parser.add_argument('--environments', default='CartPole-v1', help='comma-separated environment ids')
+    parser.add_argument('--seeds', default='1,2,3', help='comma-separated seeds')
+    parser.add_argument('--max_steps', type=int, default=200_000, help='env steps per run')
+    parser.add_argument('--eval_every', type=int, default=10_000, help='env steps between greedy evaluations')
+    parser.add_argument('--threshold', type=float, default=None, help='return that counts as solved (default: per environment)')
+    parser.add_argument('--num_eval_steps', type=int, default=0, help='greedy evaluation steps (default: about 5 episodes)')
+    parser.add_argument('--jobs', type=int, default=1, help='runs at once (each PPO run uses 2 processes)')
+    parser.add_argument('--out', default='benchmarks/results/learning', help='writes <out>.md and <out>.csv')
+    parser.add_argument('--screenshots_dir', default='screenshots', help='directory of the learning_<env>.png plots')
+    parser.add_argument('--runs_dir', default='', help='directory of the runs (default: <dir of out>/raw/<name of out>)')
+    parser.add_argument(
+        '--extra_flags', action='append', default=[],
+        help="flags passed to every run script, in the = form: --extra_flags='--learning_rate=5e-4'; "
+        "--extra_flags='ppo:--num_epochs=10' only to ppo (repeatable)",
+    )
+    parser.add_argument('--keep_best_checkpoint', default='', metavar='DIR', help="copy the best seed's final checkpoint of each (agent, env) here")
+    parser.add_argument('--reuse', action='store_true', help='parse the CSVs of an earlier run instead of training')
+    args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)
+    if args.max_steps < 1 or args.eval_every < 1 or args.eval_every > args.max_steps:
+        parser.error('need 1 <= --eval_every <= --max_steps')
+    if args.jobs < 1:
+        parser.error('--jobs must be >= 1')
+    return args
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    """Trains (or re-reads) every run and writes the tables and plots; returns 1 when a run failed or is missing."""
+    args = parse_args(argv)
+    out = Path(args.out)
+    if not out.is_absolute():
+        out = Path.cwd() / out
+    runs_dir = Path(args.runs_dir) if args.runs_dir else out.parent / 'raw' / out.name
+    runs_dir = runs_dir.resolve()
+    agents, environments = _list(args.agents), _list(args.environments)
+    seeds = [int(seed) for seed in _list(args.seeds)]
+    thresholds = {environment: threshold_of(environment, args.threshold) for environment in environments}
+    runs = [
+        Run(agent, environment, seed, runs_dir / f'{agent}_{environment.replace("/", "-")}_seed{seed}')
+        for environment in environments
+        for agent in agents
+        for seed in seeds
+    ]
+    for run in runs:
+        run_module(run.agent, run.environment)  # unknown agent / script: fail before training anything
+
+    if args.reuse:
+        finished = [run for run in runs if run.results_csv.exists()]
+        for run in runs:
+            if run not in finished:
+                print(f'--reuse: no {run.results_csv}; {run.label} left out', flush=True)
+    else:
+        finished = train(runs, args)
+    results = [parse_run(run, thresholds[run.environment]) for run in finished]
+    results = [r for r in results if r.env_steps]
+    if not results:
+        raise SystemExit('error: no run produced a results row; see the logs above')
+
+    summaries = summarise(results)
+    report = markdown(results, summaries, args)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.with_suffix('.md').write_text(report, encoding='utf-8')
+    write_csv(out.with_suffix('.csv'), results, summaries)
+    print()
+    print(report)
+    print(f'wrote {out.with_suffix(".md")} and {out.with_suffix(".csv")}')
+    for path in plot(results, Path(args.screenshots_dir)):
+        print(f'wrote {path}')
+    if args.keep_best_checkpoint:
+        keep_best_checkpoints(results, Path(args.keep_best_checkpoint))
+    if len(results) < len(runs):
+        print(f'warning: {len(runs) - len(results)} of {len(runs)} runs failed or are missing', file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,105 @@
+"""Tests of the benchmark scripts' measuring logic, and one tiny end-to-end learning benchmark (~20 s)."""
+
+import csv
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+from benchmarks import atari_throughput, cartpole_time_to_solve, learning
+
+REPO_ROOT = learning.REPO_ROOT
+
+
+def test_solve_tracker_needs_a_full_window_and_reports_the_first_crossing():
+    tracker = cartpole_time_to_solve.SolveTracker(window=3, target=10.0)
+    assert not tracker.add(1.0, 100, 30.0)  # mean 30 but only 1 episode of 3
+    assert not tracker.add(2.0, 200, 0.0)
+    assert tracker.add(3.0, 300, 0.0)  # (30 + 0 + 0) / 3 = 10 >= 10
+    assert tracker.solved_at == (3.0, 300)
+    assert not tracker.add(4.0, 400, 100.0)  # later crossings do not move the solve
+    assert tracker.solved_at == (3.0, 300)
+    assert tracker.episodes == 4
+    assert tracker.best_mean == 100.0 / 3
+
+
+def test_steady_rate_spans_rollout_lines_and_skips_the_forced_last_line():
+    lines = [
+        (0.5, 'Resuming ...\n'),
+        (8.0, 'env steps 1,024/3,072 (33.3%) | n/a frames/s | return n/a | ETA n/a\n'),
+        (28.0, 'env steps 2,048/3,072 (66.7%) | 200 frames/s | return 0.7 | ETA 0:00:19\n'),
+        (48.0, 'env steps 3,072/3,072 (100.0%) | 200 frames/s | return 0.8 | ETA 0:00:00\n'),
+        (66.0, 'env steps 3,072/3,072 (100.0%) | 140 frames/s | return 0.8 | ETA 0:00:00\n'),
+        (66.0, 'iteration 0: env steps 3072, train return 0.86, eval return nan, checkpoint x\n'),
+    ]
+    rate, marks = atari_throughput.steady_rate(lines)
+    assert marks == [(8.0, 1024), (28.0, 2048), (48.0, 3072), (66.0, 3072)]
+    assert rate == 2048 / 40.0
+    # Only the first and the forced line: the forced one is used (one extra update in the span).
+    rate, _ = atari_throughput.steady_rate([lines[1], lines[4], lines[5]])
+    assert rate == 2048 / 58.0
+    assert math.isnan(atari_throughput.steady_rate(lines[:2])[0])
+
+
+def test_extra_flags_apply_to_all_or_to_the_named_agent():
+    extra = ['--learning_rate=5e-4', 'ppo:--num_epochs=10 --clip_epsilon=0.1']
+    assert learning.agent_flags(extra, 'dqn') == ['--learning_rate=5e-4']
+    assert learning.agent_flags(extra, 'ppo') == ['--learning_rate=5e-4', '--num_epochs=10', '--clip_epsilon=0.1']
+
+
+def _write_run(directory: Path, evals: list[float], seconds: list[float]) -> learning.Run:
+    run = learning.Run('ppo', 'CartPole-v1', len(evals), directory)
+    directory.mkdir(parents=True)
+    with open(run.results_csv, 'w', newline='') as file:
+        writer = csv.writer(file)
+        writer.writerow(['iteration', 'env_steps', 'wall_time', 'eval_episode_return', 'checkpoint'])
+        for index, value in enumerate(evals):
+            writer.writerow([index, 1000 * (index + 1), 0.5 * (index + 1), value, f'ck{index}'])
+    with open(run.timing_csv, 'w', newline='') as file:
+        writer = csv.writer(file)
+        writer.writerow(['row', 'seconds_since_launch'])
+        writer.writerows(enumerate(seconds))
+    return run
+
+
+def test_threshold_medians_count_unsolved_seeds_as_never(tmp_path):
+    solved_early = learning.parse_run(_write_run(tmp_path / 'a', [100, 480, 400], [6.0, 9.0, 12.0]), 475)
+    solved_late = learning.parse_run(_write_run(tmp_path / 'b', [100, 200, 500], [6.0, 9.0, 12.0]), 475)
+    never = learning.parse_run(_write_run(tmp_path / 'c', [100, float('nan')], [6.0, 9.0]), 475)
+    assert (solved_early.steps_to_threshold, solved_early.seconds_to_threshold) == (2000, 9.0)
+    assert (solved_early.final_eval_return, solved_early.best_eval_return) == (400, 480)
+    assert never.steps_to_threshold == math.inf and not never.solved and never.best_eval_return == 100
+    [summary] = learning.summarise([solved_early, solved_late, never])
+    assert (summary.median_steps, summary.median_seconds, summary.solved, summary.seeds) == (3000, 12.0, 2, 3)
+    [summary] = learning.summarise([solved_early, never])
+    assert summary.median_steps == math.inf  # half the seeds failed: not reached
+
+
+def test_tiny_learning_benchmark_writes_tables_plots_and_checkpoint(tmp_path):
+    out = tmp_path / 'results' / 'learning'
+    completed = subprocess.run(
+        [
+            sys.executable, '-m', 'benchmarks.learning', '--agents', 'ppo', '--max_steps', '2048', '--eval_every', '1024',
+            '--seeds', '1', '--threshold', '-1', '--num_eval_steps', '200', '--out', str(out),
+            '--screenshots_dir', str(tmp_path / 'shots'), '--keep_best_checkpoint', str(tmp_path / 'keep'),
+        ],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    rows = list(csv.DictReader(open(out.with_suffix('.csv'))))
+    assert [row['kind'] for row in rows] == ['run', 'summary']
+    assert rows[0]['env_steps_to_threshold'] == '1024'  # any return beats -1 at the first evaluation
+    assert rows[0]['total_env_steps'] == '2048' and rows[1]['solved'] == '1/1'
+    timing = list(csv.DictReader(open(tmp_path / 'results' / 'raw' / 'learning' / 'ppo_CartPole-v1_seed1' / 'timing.csv')))
+    assert len(timing) == 2 and 0 < float(timing[0]['seconds_since_launch']) <= float(timing[1]['seconds_since_launch'])
+    assert '| ppo | CartPole-v1 | 1 | -1 | 1,024 |' in out.with_suffix('.md').read_text()
+    assert (tmp_path / 'shots' / 'learning_CartPole-v1.png').read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
+    assert (tmp_path / 'keep' / 'PPO_CartPole-v1.ckpt').stat().st_size > 0
+    # --reuse re-reads the CSVs without training.
+    completed = subprocess.run(
+        [sys.executable, '-m', 'benchmarks.learning', '--agents', 'ppo', '--max_steps', '2048', '--eval_every', '1024',
+         '--seeds', '1', '--threshold', '1e9', '--out', str(out), '--screenshots_dir', str(tmp_path / 'shots'), '--reuse'],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert '[start]' not in completed.stdout and '| ppo | CartPole-v1 | 1e+09 | not reached |' in completed.stdout
