@@ -193,6 +193,8 @@ def create_classic_vector_env(
             f"{ENVIRONMENT_FLAG}={environment_name!r} is not a classic-control environment; "
             f"valid choices: {', '.join(CLASSIC_ENVIRONMENTS)}"
         )
+    if render:  # classic control draws with pygame; headless, it needs SDL's dummy driver (else it prints an error)
+        os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
     return _gymnasium_vector_env(environment_name, num_envs, seed, render, max_episode_steps)
 
 

@@ -150,7 +150,7 @@ def test_epsilon_zero_acts_greedily_and_epsilon_one_explores():
 def test_env_steps_count_every_environment():
     env = gym_env.create_classic_vector_env('CartPole-v1', num_envs=3, seed=0)
     agent = build_dqn(
-        make_network(env),
+        make_network(env, {}),
         env,
         {
             'replay_capacity': 300,
@@ -333,7 +333,7 @@ def test_q_learning_update_of_hand_built_batch_matches_hand_math():
 def test_q_network_of_make_network_matches_env():
     env = gym_env.create_classic_vector_env('CartPole-v1', num_envs=1, seed=0)
     try:
-        network = make_network(env)
+        network = make_network(env, {})
     finally:
         env.close()
     assert isinstance(network, QNetwork) and network.num_actions == 2

@@ -1,0 +1,336 @@
+"""Tests for deep_rl_zoo.distributed: parameter broadcast, the actor pool, crashes and clean stops.
+
+The actors here are tiny fakes that write known numbers (their id, pid and the parameter they were given)
+into their shared rollout buffer, so every assertion is exact. Actor processes are forked (CPU devices).
+"""
+
+import os
+import signal
+import threading
+import time
+
+import pytest
+import torch
+from torch import nn
+
+from deep_rl_zoo import distributed
+
+CPU = torch.device('cpu')
+CONTEXT = distributed.process_context([CPU])
+SPEC = {
+    'weight': ((3,), torch.float32),  # the actor's network weight when it collected
+    'actor': ((1,), torch.int64),
+    'pid': ((1,), torch.int64),
+}
+
+
+def scalar_network(value: float) -> nn.Module:
+    network = nn.Linear(1, 1, bias=False)
+    with torch.no_grad():
+        network.weight.fill_(value)
+    return network
+
+
+def set_weight(network: nn.Module, value: float) -> None:
+    with torch.no_grad():
+        network.weight.fill_(value)
+
+
+def running_children() -> list[int]:
+    """Pids of this process's children that are running (not zombies), from /proc."""
+    children = []
+    for entry in os.listdir('/proc'):
+        if entry.isdigit():
+            try:
+                with open(f'/proc/{entry}/stat') as stat:
+                    fields = stat.read().rsplit(')', 1)[1].split()
+            except (FileNotFoundError, ProcessLookupError):
+                continue
+            if int(fields[1]) == os.getpid() and fields[0] != 'Z':
+                children.append(int(entry))
+    return children
+
+
+def is_running(pid: int) -> bool:
+    """True while `pid` exists and is not a zombie."""
+    try:
+        with open(f'/proc/{pid}/stat') as stat:
+            return stat.read().rsplit(')', 1)[1].split()[0] != 'Z'
+    except FileNotFoundError:
+        return False
+
+
+class FakeActor:
+    """Writes its network's weight, its id and its pid into the buffer; reports one 'episode' (weight, id)."""
+
+    def __init__(self, actor_id: int, fail_in_collect: bool = False, collect_seconds: float = 0.0):
+        self.actor_id = actor_id
+        self.network = scalar_network(-1.0)
+        self.fail_in_collect = fail_in_collect
+        self.collect_seconds = collect_seconds
+
+    def collect(self, buffer):
+        if self.fail_in_collect:
+            raise ValueError(f'boom from fake actor {self.actor_id}')
+        time.sleep(self.collect_seconds)
+        weight = float(self.network.weight.item())
+        buffer['weight'].fill_(weight)
+        buffer['actor'].fill_(self.actor_id)
+        buffer['pid'].fill_(os.getpid())
+        return [(weight, self.actor_id)]
+
+
+def make_fake_actor(actor_id, device):
+    return FakeActor(actor_id)
+
+
+def make_actor_failing_in_collect(actor_id, device):
+    return FakeActor(actor_id, fail_in_collect=actor_id == 1)
+
+
+def make_actor_failing_in_construction(actor_id, device):
+    if actor_id == 1:
+        raise RuntimeError('cannot build actor 1 (fake)')
+    return FakeActor(actor_id)
+
+
+def make_slow_actor(actor_id, device):
+    return FakeActor(actor_id, collect_seconds=60.0)
+
+
+class Pool:
+    """An ActorPool of `num_actors` fakes around a learner network, stopped (and checked stopped) on exit."""
+
+    def __init__(self, make_actor, num_actors: int, context=CONTEXT):
+        self.network = scalar_network(0.0)
+        self.parameters = distributed.SharedParameters(self.network, context)
+        self.pool = distributed.ActorPool(
+            make_actor, self.parameters, distributed.make_rollout_buffers(num_actors, SPEC), [CPU] * num_actors, context
+        )
+
+    def __enter__(self):
+        self.pool.start()
+        return self
+
+    def __exit__(self, *exc_info):
+        self.pool.stop()
+
+    def publish(self, weight: float) -> int:
+        set_weight(self.network, weight)
+        return self.parameters.publish(self.network)
+
+    def round(self, weight: float, num_actors: int) -> dict[int, tuple[int, list]]:
+        """Publishes `weight`, receives one rollout per actor; returns {actor id: (version, finished)}."""
+        self.publish(weight)
+        received = {}
+        for _ in range(num_actors):
+            actor_id, version, finished = self.pool.receive()
+            assert actor_id not in received, f'actor {actor_id} sent two rollouts for one parameter version'
+            received[actor_id] = (version, finished)
+        return received
+
+    def pids(self) -> list[int]:
+        return [int(buffer['pid'].item()) for buffer in self.pool.buffers]
+
+
+def publish_or_fail(parameters, network, seconds=3.0):
+    """Publishes from a daemon thread, so that a publish that hangs fails the test instead of hanging it."""
+    publisher = threading.Thread(target=parameters.publish, args=(network,), daemon=True)
+    publisher.start()
+    publisher.join(seconds)
+    assert not publisher.is_alive(), 'publish hangs after a waiting process was killed'
+
+
+# --- SharedParameters -----------------------------------------------------------------------------------------
+
+
+def test_shared_parameters_publish_copy_to_and_version():
+    learner = nn.Linear(3, 2)
+    parameters = distributed.SharedParameters(learner, CONTEXT)
+    assert parameters.version == 0
+    actor = nn.Linear(3, 2)
+    assert parameters.copy_to(actor) == 0  # version 0 holds the parameters the learner started with
+    for mine, theirs in zip(actor.parameters(), learner.parameters()):
+        assert torch.equal(mine, theirs)
+
+    with torch.no_grad():
+        learner.weight.copy_(torch.arange(6.0).reshape(2, 3))
+        learner.bias.copy_(torch.tensor([7.0, 8.0]))
+    assert parameters.publish(learner) == 1
+    assert parameters.version == 1
+    assert not torch.equal(actor.weight, learner.weight)  # nothing reaches an actor before it copies
+    assert parameters.copy_to(actor) == 1
+    assert torch.equal(actor.weight, torch.arange(6.0).reshape(2, 3))
+    assert torch.equal(actor.bias, torch.tensor([7.0, 8.0]))
+    with torch.no_grad():
+        learner.bias.fill_(-1.0)
+    assert parameters.publish(learner) == 2
+    assert parameters.copy_to(actor) == 2
+    assert torch.equal(actor.bias, torch.tensor([-1.0, -1.0]))
+
+
+def test_wait_newer_returns_at_once_when_the_version_is_already_newer():
+    parameters = distributed.SharedParameters(scalar_network(0.0), CONTEXT)
+    waiter = parameters.add_waiter(CONTEXT)
+    parameters.publish(scalar_network(1.0))
+    start = time.monotonic()
+    assert parameters.wait_newer(0, timeout=5.0, waiter=waiter)
+    assert time.monotonic() - start < 0.5
+    assert not parameters.wait_newer(1, timeout=0.05, waiter=waiter)  # version 1 is not newer than 1
+
+
+def _wait_in_child(parameters, waiter, version, timeout, ready, results):
+    """Child process: says it is ready, waits, then reports (woken, wall seconds, CPU seconds, the monotonic
+    time it returned at (one clock for all processes), the weight it then copies)."""
+    ready.put(os.getpid())
+    start_wall, start_cpu = time.monotonic(), time.process_time()
+    woken = parameters.wait_newer(version, timeout, waiter)
+    end = time.monotonic()
+    wall, cpu = end - start_wall, time.process_time() - start_cpu
+    network = scalar_network(-1.0)
+    parameters.copy_to(network)
+    results.put((woken, wall, cpu, end, float(network.weight.item())))
+
+
+def start_waiters(parameters, version, timeout, count=1):
+    """`count` child processes blocked in wait_newer (each with its own waiter id); returns them and their results."""
+    ready, results = CONTEXT.Queue(), CONTEXT.Queue()
+    children = [
+        CONTEXT.Process(target=_wait_in_child, args=(parameters, parameters.add_waiter(CONTEXT), version, timeout, ready, results))
+        for _ in range(count)
+    ]
+    for child in children:
+        child.start()
+    for _ in children:
+        ready.get(timeout=30)
+    time.sleep(0.2)  # from "ready" to asleep in wait_newer
+    return children, results
+
+
+def test_wait_newer_times_out_without_busy_waiting():
+    parameters = distributed.SharedParameters(scalar_network(0.0), CONTEXT)
+    (child,), results = start_waiters(parameters, 0, 1.0)
+    woken, wall, cpu, _, _ = results.get(timeout=30)
+    child.join(5)
+    assert not woken
+    assert wall >= 0.95  # it really waited out its timeout ...
+    assert cpu < 0.1, f'a waiter blocked for {wall:.2f} s used {cpu:.3f} s of CPU: it is spinning'  # ... asleep
+
+
+def test_wait_newer_wakes_promptly_on_publish_and_sees_the_new_parameters():
+    learner = scalar_network(0.0)
+    parameters = distributed.SharedParameters(learner, CONTEXT)
+    (child,), results = start_waiters(parameters, 0, 20.0)
+    set_weight(learner, 3.5)
+    published_at = time.monotonic()
+    assert parameters.publish(learner) == 1
+    woken, _, cpu, woken_at, weight = results.get(timeout=30)
+    child.join(5)
+    assert woken
+    assert published_at <= woken_at < published_at + 1.0, 'not woken by the publish'
+    assert cpu < 0.1
+    assert weight == 3.5  # the child copies what was published after it forked: shared memory
+
+
+def test_publish_never_waits_for_waiters_that_died():
+    """A process killed while waiting must not block the next publish (multiprocessing.Condition.notify_all
+    waits for every sleeper to wake, and a dead one never does)."""
+    learner = scalar_network(0.0)
+    parameters = distributed.SharedParameters(learner, CONTEXT)
+    children, results = start_waiters(parameters, 0, 30.0, count=2)
+    os.kill(children[0].pid, signal.SIGKILL)
+    children[0].join(5)
+    publish_or_fail(parameters, learner)
+    woken, _, _, _, _ = results.get(timeout=10)  # the live waiter was still woken
+    children[1].join(5)
+    assert woken
+    assert not is_running(children[0].pid) and not is_running(children[1].pid)
+
+
+# --- ActorPool ------------------------------------------------------------------------------------------------
+
+
+def test_actor_pool_delivers_each_actor_rollout_with_the_version_it_used():
+    num_actors = 3
+    with Pool(make_fake_actor, num_actors) as pool:
+        for version in (1, 2, 3):
+            weight = 10.0 * version
+            received = pool.round(weight, num_actors)
+            assert received == {actor_id: (version, [(weight, actor_id)]) for actor_id in range(num_actors)}
+            for actor_id, buffer in enumerate(pool.pool.buffers):  # the data itself was made with those parameters
+                assert torch.equal(buffer['weight'], torch.full((3,), weight))
+                assert buffer['actor'].item() == actor_id
+        pids = pool.pids()
+        assert len(set(pids)) == num_actors and os.getpid() not in pids  # one process per actor
+        assert all(is_running(pid) for pid in pids)
+    assert not any(is_running(pid) for pid in pids), 'stop() left actor processes running'
+
+
+def test_actor_pool_works_with_spawned_actors():
+    """GPU actors are spawned, not forked: everything they get (parameters, wake-ups, buffers, queue, stop flag)
+    must survive pickling. Checked here with CPU actors started the same way."""
+    with Pool(make_fake_actor, 2, torch.multiprocessing.get_context('spawn')) as pool:
+        for version in (1, 2):
+            assert pool.round(5.0 * version, 2) == {0: (version, [(5.0 * version, 0)]), 1: (version, [(5.0 * version, 1)])}
+        pids = pool.pids()
+    assert not any(is_running(pid) for pid in pids)
+
+
+@pytest.mark.parametrize(
+    'make_actor, cause',
+    [
+        (make_actor_failing_in_collect, 'ValueError: boom from fake actor 1'),
+        (make_actor_failing_in_construction, 'RuntimeError: cannot build actor 1 (fake)'),
+    ],
+)
+def test_an_actor_that_raises_makes_receive_raise_naming_it(make_actor, cause):
+    with Pool(make_actor, 2) as pool:
+        pool.publish(1.0)
+        start = time.monotonic()
+        with pytest.raises(distributed.ActorCrashError) as raised:
+            for _ in range(2):  # actor 0's rollout may come first
+                pool.pool.receive()
+        assert time.monotonic() - start < 5.0
+    message = str(raised.value)
+    assert message.startswith(f'actor 1 failed: {cause}')
+    assert 'Traceback (most recent call last)' in message  # the actor's own traceback follows
+
+
+def test_an_actor_killed_with_sigkill_makes_receive_raise_within_two_seconds():
+    with Pool(make_fake_actor, 2) as pool:
+        pool.round(1.0, 2)
+        pids = pool.pids()
+        time.sleep(0.1)  # both actors now wait for newer parameters
+        os.kill(pids[1], signal.SIGKILL)
+        set_weight(pool.network, 2.0)
+        publish_or_fail(pool.parameters, pool.network)  # must not hang on the dead waiter
+        start = time.monotonic()
+        with pytest.raises(distributed.ActorCrashError, match=rf'^actor 1 \(pid {pids[1]}\) died with exit code -9'):
+            for _ in range(2):  # actor 0 still delivers its rollout for version 2
+                actor_id, version, _ = pool.pool.receive()
+                assert (actor_id, version) == (0, 2)
+        assert time.monotonic() - start < 2.0
+    assert not any(is_running(pid) for pid in pids)
+
+
+def test_stop_wakes_idle_actors_and_terminates_busy_ones():
+    with Pool(make_fake_actor, 2) as idle:
+        idle.round(1.0, 2)
+        idle_pids = idle.pids()
+        start = time.monotonic()
+        idle.pool.stop()
+        assert time.monotonic() - start < 2.0
+        assert not any(is_running(pid) for pid in idle_pids)
+
+    helpers = set(running_children())  # e.g. multiprocessing's resource tracker, started by a spawn context
+    slow = Pool(make_slow_actor, 2)
+    slow.pool.start()
+    slow.publish(1.0)
+    time.sleep(0.5)  # both actors are inside a 60 s collect and never look at the stop flag
+    busy_pids = sorted(set(running_children()) - helpers)
+    assert len(busy_pids) == 2
+    start = time.monotonic()
+    slow.pool.stop(timeout=0.5)
+    assert time.monotonic() - start < 3.0
+    assert not any(is_running(pid) for pid in busy_pids), 'stop() left busy actors running'
+    assert set(running_children()) <= helpers

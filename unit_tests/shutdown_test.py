@@ -1,0 +1,178 @@
+"""Acceptance tests of clean shutdown for actor + learner training (ppo.run_classic with 4 actor processes).
+
+Ctrl-C (SIGINT to the whole process group, as a terminal sends it), SIGTERM to the learner alone, an actor
+killed with SIGKILL, and the learner killed with SIGKILL must all end every process of the run within seconds,
+with the documented exit status and message, and leave a last checkpoint that loads.
+"""
+
+import os
+import re
+import signal
+import subprocess
+import time
+
+import pytest
+
+from deep_rl_zoo import checkpoint
+from unit_tests.helpers import REPO_ROOT, TRACEBACK, python_executable
+
+NUM_ACTORS = 4
+# 4 actors x 1 env x 16 steps = 64 env steps per update: 4 updates, then a checkpoint. 40 epochs per update keep
+# the learner busy far longer than an actor's rollout, so actors spend most of their time waiting for
+# parameters, the state in which a killed actor used to hang the learner's next publish.
+STEPS_PER_ITERATION = 256
+SHUTDOWN_SECONDS = 5.0
+
+
+def process_table():
+    """{pid: (state, ppid, pgid)} of every process, read from /proc."""
+    table = {}
+    for entry in os.listdir('/proc'):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f'/proc/{entry}/stat') as stat:
+                fields = stat.read().rsplit(')', 1)[1].split()
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        table[int(entry)] = (fields[0], int(fields[1]), int(fields[2]))
+    return table
+
+
+def running(pids):
+    """The pids of `pids` that still exist and are not zombies."""
+    table = process_table()
+    return [pid for pid in pids if pid in table and table[pid][0] != 'Z']
+
+
+def group_members(pgid):
+    return sorted(pid for pid, (state, _, group) in process_table().items() if group == pgid and state != 'Z')
+
+
+class Training:
+    """ppo.run_classic with 4 actors and a budget it never finishes, in its own session and process group."""
+
+    def __init__(self, directory):
+        self.checkpoint_dir = os.path.join(directory, 'checkpoints')
+        self.stdout_path, self.stderr_path = os.path.join(directory, 'stdout.txt'), os.path.join(directory, 'stderr.txt')
+        env = dict(os.environ, PYTHONPATH=REPO_ROOT, OMP_NUM_THREADS='1', MKL_NUM_THREADS='1', PYTHONUNBUFFERED='1')
+        command = [
+            python_executable(), '-m', 'deep_rl_zoo.ppo.run_classic',
+            '--environment_name=CartPole-v1', f'--num_actors={NUM_ACTORS}', '--num_envs_per_actor=1', '--unroll_length=16', '--num_epochs=40',
+            f'--num_train_steps={STEPS_PER_ITERATION}', '--num_iterations=100000', '--num_eval_steps=10',
+            '--nouse_tensorboard', '--noprogress', f'--checkpoint_dir={self.checkpoint_dir}',
+        ]  # fmt: skip
+        with open(self.stdout_path, 'w') as stdout, open(self.stderr_path, 'w') as stderr:  # files: no pipe to fill
+            self.process = subprocess.Popen(command, cwd=directory, env=env, stdout=stdout, stderr=stderr, start_new_session=True)
+        self.pgid = self.process.pid  # a new session leader leads its own process group
+
+    def wait_for_first_checkpoint(self, timeout=90.0):
+        first = os.path.join(self.checkpoint_dir, 'PPO_CartPole-v1_0.ckpt')
+        deadline = time.monotonic() + timeout
+        while not os.path.exists(first):
+            assert self.process.poll() is None, f'training ended early ({self.process.returncode}): {self.stderr()}'
+            assert time.monotonic() < deadline, f'no checkpoint after {timeout} s: {self.stderr()}'
+            time.sleep(0.05)
+
+    def actors(self):
+        table = process_table()
+        return sorted(pid for pid, (state, ppid, _) in table.items() if ppid == self.process.pid and state != 'Z')
+
+    def wait_for_exit(self, pids):
+        """Waits up to SHUTDOWN_SECONDS for the learner and every pid in `pids` to end; returns seconds taken."""
+        start = time.monotonic()
+        try:
+            self.process.wait(timeout=SHUTDOWN_SECONDS)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f'the learner is still running {SHUTDOWN_SECONDS} s after the signal: {self.stderr()}')
+        while running(pids) and time.monotonic() - start < SHUTDOWN_SECONDS:
+            time.sleep(0.05)
+        assert running(pids) == [], f'processes left running: {running(pids)}'
+        assert group_members(self.pgid) == []
+        return time.monotonic() - start
+
+    def stderr(self):
+        with open(self.stderr_path) as file:
+            return file.read()
+
+    def stdout(self):
+        with open(self.stdout_path) as file:
+            return file.read()
+
+    def kill_all(self):
+        try:
+            os.killpg(self.pgid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.process.wait()
+
+    def check_latest_checkpoint_loads(self, killed=False):
+        """The newest checkpoint loads with exact counters. A clean stop removes a checkpoint it was writing; a
+        SIGKILL cannot, but its temporary file never takes a checkpoint's name."""
+        names = os.listdir(self.checkpoint_dir)
+        if not killed:
+            assert [name for name in names if '.tmp' in name] == [], 'a partial checkpoint was left behind'
+        latest = checkpoint.latest_checkpoint(self.checkpoint_dir, 'PPO', 'CartPole-v1')
+        loaded = checkpoint.load_checkpoint(latest, agent_name='PPO', environment_name='CartPole-v1')
+        iteration = loaded['iteration']
+        assert latest.endswith(f'PPO_CartPole-v1_{iteration}.ckpt')
+        assert loaded['counters'] == {'env_steps': STEPS_PER_ITERATION * (iteration + 1), 'learner_steps': 4 * (iteration + 1), 'iteration': iteration}
+        assert set(loaded['state']['network']) >= {'policy_head.weight', 'value_head.weight'}
+
+
+@pytest.fixture
+def training(tmp_path):
+    run = Training(str(tmp_path))
+    try:
+        run.wait_for_first_checkpoint()
+        time.sleep(1.0)  # well into iteration 1: actors mostly wait for parameters while the learner updates
+        actors = run.actors()
+        assert len(actors) == NUM_ACTORS, f'expected {NUM_ACTORS} actor processes, found {actors}'
+        assert group_members(run.pgid) == sorted([run.process.pid, *actors])
+        yield run, actors
+    finally:
+        run.kill_all()  # only matters when a test failed: never leave processes behind
+
+
+def test_ctrl_c_to_the_process_group_stops_every_process_and_keeps_the_checkpoint(training):
+    run, actors = training
+    os.killpg(run.pgid, signal.SIGINT)
+    run.wait_for_exit(actors)
+    assert run.process.returncode == 130
+    stderr = run.stderr()
+    assert f'Interrupted: stopping {NUM_ACTORS} actors; the last checkpoint is in {run.checkpoint_dir}' in stderr
+    assert TRACEBACK not in stderr
+    run.check_latest_checkpoint_loads()
+
+
+def test_sigterm_to_the_learner_alone_stops_every_process_and_keeps_the_checkpoint(training):
+    run, actors = training
+    os.kill(run.process.pid, signal.SIGTERM)
+    run.wait_for_exit(actors)
+    assert run.process.returncode == 130
+    assert f'Interrupted: stopping {NUM_ACTORS} actors' in run.stderr()
+    assert TRACEBACK not in run.stderr()
+    run.check_latest_checkpoint_loads()
+
+
+def test_a_killed_actor_stops_the_run_with_a_message_naming_it(training):
+    run, actors = training
+    victim = actors[1]
+    os.kill(victim, signal.SIGKILL)
+    run.wait_for_exit(actors)
+    assert run.process.returncode not in (0, None) and run.process.returncode > 0  # an error exit, not a signal
+    stderr = run.stderr()
+    assert re.search(rf'^error: actor [0-3] \(pid {victim}\) died with exit code -9', stderr, re.M), stderr
+    assert TRACEBACK not in stderr  # one clear line, not a traceback from deep inside
+    run.check_latest_checkpoint_loads()
+
+
+def test_actors_exit_by_themselves_when_the_learner_is_killed(training):
+    run, actors = training
+    os.kill(run.process.pid, signal.SIGKILL)  # no handler runs: the actors must notice their parent is gone
+    run.process.wait(timeout=SHUTDOWN_SECONDS)
+    deadline = time.monotonic() + SHUTDOWN_SECONDS
+    while running(actors) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert running(actors) == [], 'orphaned actors kept running after the learner died'
+    run.check_latest_checkpoint_loads(killed=True)
