@@ -183,9 +183,10 @@ class ActorPool:
         for process in self._processes:
             process.start()
 
-    def receive(self) -> tuple[int, int, list[tuple[float, int]]]:
-        """The next finished rollout: (actor id, parameter version, finished episodes). Raises ActorCrashError."""
-        while True:
+    def receive(self, stop_request: 'StopRequest') -> Optional[tuple[int, int, list[tuple[float, int]]]]:
+        """The next finished rollout: (actor id, parameter version, finished episodes), or None once a stop is
+        requested. Raises ActorCrashError."""
+        while not stop_request:
             try:
                 actor_id, version, finished, error = self._messages.get(timeout=_POLL_SECONDS)
             except queue.Empty:
@@ -194,6 +195,7 @@ class ActorPool:
             if error is not None:
                 raise ActorCrashError(f'actor {actor_id} failed: {error.strip().splitlines()[-1]}\n{error}')
             return actor_id, version, finished
+        return None
 
     def _check_alive(self) -> None:
         for i, process in enumerate(self._processes):
@@ -219,14 +221,19 @@ class ActorPool:
         self._messages.close()
 
 
-class _TerminationRequested(KeyboardInterrupt):
-    """SIGTERM, handled like Ctrl-C."""
+class StopRequest:
+    """Ctrl-C and SIGTERM in the learner set this flag, which the learner loop checks between steps (every
+    blocking wait polls it), instead of raising KeyboardInterrupt wherever the signal lands: an exception raised
+    inside library code can be swallowed there, and the run would go on. A second Ctrl-C interrupts at once."""
 
+    def __init__(self) -> None:
+        self.signal_name: Optional[str] = None
+        signal.signal(signal.SIGINT, self._handle)
+        signal.signal(signal.SIGTERM, self._handle)
 
-def raise_on_sigterm() -> None:
-    """Turns SIGTERM into KeyboardInterrupt in the learner so both take the same clean-shutdown path."""
+    def _handle(self, signum: int, frame: Optional[Any]) -> None:
+        self.signal_name = signal.Signals(signum).name
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
-    def handler(signum: int, frame: Optional[Any]) -> None:
-        raise _TerminationRequested()
-
-    signal.signal(signal.SIGTERM, handler)
+    def __bool__(self) -> bool:
+        return self.signal_name is not None

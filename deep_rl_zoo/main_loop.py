@@ -335,21 +335,29 @@ def run_actors_and_learner(
     parameters = distributed.SharedParameters(learner.network, context)
     pool = distributed.ActorPool(make_actor, parameters, distributed.make_rollout_buffers(num_actors, rollout_spec), devices, context)
     steps_per_rollout = rollout_spec['reward'][0][0] * rollout_spec['reward'][0][1]
-    distributed.raise_on_sigterm()
+    stop_request = distributed.StopRequest()
     pool.start()
     try:
         parameters.publish(learner.network)
         for iteration in experiment.iterations:
             iteration_steps = 0
-            while iteration_steps < experiment.settings.num_train_steps:
+            while iteration_steps < experiment.settings.num_train_steps and not stop_request:
                 buffers = []
-                for _ in range(num_actors):
-                    actor_id, _, finished = pool.receive()
+                while len(buffers) < num_actors and (received := pool.receive(stop_request)) is not None:
+                    actor_id, _, finished = received
                     buffers.append(pool.buffers[actor_id])
                     experiment.record_train_step(steps_per_rollout, finished, pool.buffers[actor_id]['observation'][-1].numpy())
                     iteration_steps += steps_per_rollout
+                if stop_request:
+                    break
                 learner.update(buffers)
                 parameters.publish(learner.network)
+            if stop_request:
+                print(
+                    f'\nInterrupted ({stop_request.signal_name}): stopping {num_actors} actors; the last checkpoint is in {experiment.settings.checkpoint_dir}',
+                    file=sys.stderr,
+                )
+                raise SystemExit(130)
             experiment.end_iteration(
                 iteration,
                 learner.state_dict(),
@@ -358,9 +366,6 @@ def run_actors_and_learner(
                 learner.agent_statistics(),
                 lambda: experiment.evaluate(eval_actor, eval_env),
             )
-    except KeyboardInterrupt:
-        print(f'\nInterrupted: stopping {num_actors} actors; the last checkpoint is in {experiment.settings.checkpoint_dir}', file=sys.stderr)
-        raise SystemExit(130)
     finally:
         pool.stop()
         experiment.close()

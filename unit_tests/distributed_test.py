@@ -24,6 +24,10 @@ SPEC = {
 }
 
 
+
+NO_STOP = ()  # an empty tuple is falsy: receive() as if no stop were ever requested
+
+
 def scalar_network(value: float) -> nn.Module:
     network = nn.Linear(1, 1, bias=False)
     with torch.no_grad():
@@ -124,7 +128,7 @@ class Pool:
         self.publish(weight)
         received = {}
         for _ in range(num_actors):
-            actor_id, version, finished = self.pool.receive()
+            actor_id, version, finished = self.pool.receive(NO_STOP)
             assert actor_id not in received, f'actor {actor_id} sent two rollouts for one parameter version'
             received[actor_id] = (version, finished)
         return received
@@ -289,7 +293,7 @@ def test_an_actor_that_raises_makes_receive_raise_naming_it(make_actor, cause):
         start = time.monotonic()
         with pytest.raises(distributed.ActorCrashError) as raised:
             for _ in range(2):  # actor 0's rollout may come first
-                pool.pool.receive()
+                pool.pool.receive(NO_STOP)
         assert time.monotonic() - start < 5.0
     message = str(raised.value)
     assert message.startswith(f'actor 1 failed: {cause}')
@@ -307,7 +311,7 @@ def test_an_actor_killed_with_sigkill_makes_receive_raise_within_two_seconds():
         start = time.monotonic()
         with pytest.raises(distributed.ActorCrashError, match=rf'^actor 1 \(pid {pids[1]}\) died with exit code -9'):
             for _ in range(2):  # actor 0 still delivers its rollout for version 2
-                actor_id, version, _ = pool.pool.receive()
+                actor_id, version, _ = pool.pool.receive(NO_STOP)
                 assert (actor_id, version) == (0, 2)
         assert time.monotonic() - start < 2.0
     assert not any(is_running(pid) for pid in pids)

@@ -140,7 +140,7 @@ def test_ctrl_c_to_the_process_group_stops_every_process_and_keeps_the_checkpoin
     run.wait_for_exit(actors)
     assert run.process.returncode == 130
     stderr = run.stderr()
-    assert f'Interrupted: stopping {NUM_ACTORS} actors; the last checkpoint is in {run.checkpoint_dir}' in stderr
+    assert f'Interrupted (SIGINT): stopping {NUM_ACTORS} actors; the last checkpoint is in {run.checkpoint_dir}' in stderr
     assert TRACEBACK not in stderr
     run.check_latest_checkpoint_loads()
 
@@ -150,7 +150,7 @@ def test_sigterm_to_the_learner_alone_stops_every_process_and_keeps_the_checkpoi
     os.kill(run.process.pid, signal.SIGTERM)
     run.wait_for_exit(actors)
     assert run.process.returncode == 130
-    assert f'Interrupted: stopping {NUM_ACTORS} actors' in run.stderr()
+    assert f'Interrupted (SIGTERM): stopping {NUM_ACTORS} actors' in run.stderr()
     assert TRACEBACK not in run.stderr()
     run.check_latest_checkpoint_loads()
 
