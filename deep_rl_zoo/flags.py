@@ -2,7 +2,7 @@
 
 A run script calls the `define_*` groups it needs, then `set_defaults(...)` with its own defaults, then
 `run(main)`. Flag names follow the original Deep RL Zoo. Bounds are checked by absl at parse time, so a bad
-value ends the run with one line naming the flag (e.g. `flag --num_actors=0: 0 is not >= 1`).
+value ends the run with one line naming the flag (e.g. `error: flag --num_actors=0: 0 is not a positive integer`).
 """
 
 import sys
