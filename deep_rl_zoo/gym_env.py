@@ -124,9 +124,11 @@ class VectorEnvironment:
         life_loss = (lives < self._lives) & ~episode_over
         self._lives = lives
 
-        final_observation = observation.copy()
-        for row in np.flatnonzero(episode_over):
-            final_observation[row] = info["final_obs"][row]
+        final_observation = observation  # shared, not copied, on the (usual) steps where no episode ended
+        if episode_over.any():
+            final_observation = observation.copy()
+            for row in np.flatnonzero(episode_over):
+                final_observation[row] = info["final_obs"][row]
 
         reward = np.sign(raw_reward) if self._clip_reward else raw_reward.copy()
         return VectorStep(
