@@ -60,14 +60,19 @@ def _file_safe(name: str) -> str:
     return name.replace("/", "-").replace("\\", "-")
 
 
-def checkpoint_file_name(agent_name: str, environment_name: str, iteration: int) -> str:
-    """Returns the checkpoint file name of one iteration, e.g. 'PPO_Breakout_0.ckpt'."""
+def _check_identity(agent_name: str, environment_name: str, iteration: int) -> None:
+    """The checks shared by file names and saved checkpoints: what identifies a checkpoint is well formed."""
     if not agent_name:
         raise ValueError("agent_name must be a non-empty string")
     if not environment_name:
         raise ValueError("environment_name must be a non-empty string")
     if isinstance(iteration, bool) or not isinstance(iteration, int) or iteration < 0:
         raise ValueError(f"iteration must be an integer >= 0, got {iteration!r}")
+
+
+def checkpoint_file_name(agent_name: str, environment_name: str, iteration: int) -> str:
+    """Returns the checkpoint file name of one iteration, e.g. 'PPO_Breakout_0.ckpt'."""
+    _check_identity(agent_name, environment_name, iteration)
     return f"{_file_safe(agent_name)}_{_file_safe(environment_name)}_{iteration}{CHECKPOINT_SUFFIX}"
 
 
@@ -165,12 +170,7 @@ def save_checkpoint(
     path = os.fspath(path)
     if not path:
         raise ValueError("path must be the checkpoint file to write, got an empty string")
-    if not agent_name:
-        raise ValueError("agent_name must be a non-empty string")
-    if not environment_name:
-        raise ValueError("environment_name must be a non-empty string")
-    if isinstance(iteration, bool) or not isinstance(iteration, int) or iteration < 0:
-        raise ValueError(f"iteration must be an integer >= 0, got {iteration!r}")
+    _check_identity(agent_name, environment_name, iteration)
     if not isinstance(state, Mapping):
         raise ValueError(f"state must be a dict such as {{'network': state_dict}}, got {type(state).__name__}")
     _validate_state(state)

@@ -39,3 +39,17 @@ def run_module(module: str, *flags: str, cwd: str = REPO_ROOT, timeout: float = 
 def stderr_lines(proc: subprocess.CompletedProcess) -> List[str]:
     """Non-empty lines of a finished process's stderr, stripped."""
     return [line.strip() for line in proc.stderr.splitlines() if line.strip()]
+
+# The exact header of the per-iteration results CSV (main_loop.Experiment.end_iteration).
+RESULT_COLUMNS = [
+    'iteration',
+    'env_steps',
+    'learner_steps',
+    'wall_time',
+    'train_episode_return',
+    'train_num_episodes',
+    'train_step_rate',
+    'eval_episode_return',
+    'eval_num_episodes',
+    'checkpoint',
+]

@@ -12,6 +12,7 @@ import torch
 
 from deep_rl_zoo import checkpoint, gym_env, main_loop
 from deep_rl_zoo.main_loop import Experiment, RunSettings, play_episodes, run_env_loop
+from unit_tests.helpers import RESULT_COLUMNS
 
 
 class ScriptedActor:
@@ -178,18 +179,6 @@ def read_csv(path):
         return list(csv.DictReader(file))
 
 
-RESULT_COLUMNS = [
-    'iteration',
-    'env_steps',
-    'learner_steps',
-    'wall_time',
-    'train_episode_return',
-    'train_num_episodes',
-    'train_step_rate',
-    'eval_episode_return',
-    'eval_num_episodes',
-    'checkpoint',
-]
 
 
 def test_run_settings_from_values_defaults_results_csv_into_checkpoint_dir():

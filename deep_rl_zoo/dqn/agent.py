@@ -17,6 +17,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from deep_rl_zoo import main_loop
 from deep_rl_zoo import replay as replay_lib
 from deep_rl_zoo import value_learning
 from deep_rl_zoo.greedy_actors import as_tensor, epsilon_greedy
@@ -180,3 +181,8 @@ def make_network(env: VectorEnvironment, values: dict[str, Any]) -> nn.Module:
     if len(observation_shape) == 3:
         return nature_cnn_q_network(num_actions, observation_shape[0])
     return mlp_q_network(observation_shape[0], num_actions)
+
+
+def train(kind: str) -> None:
+    """Entry point of DQN's run scripts: environments, agent and iterations from the parsed flags."""
+    main_loop.train_value_agent(kind, lambda env, values, device: build_dqn(make_network(env, values), env, values, device))

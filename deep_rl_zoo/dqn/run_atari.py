@@ -3,8 +3,8 @@
     python -m deep_rl_zoo.dqn.run_atari --environment_name=Pong
 """
 
-from deep_rl_zoo import flags, main_loop
-from deep_rl_zoo.dqn.agent import build_dqn, make_network
+from deep_rl_zoo import flags
+from deep_rl_zoo.dqn import agent
 
 flags.define_common('Pong', atari=True)
 flags.define_value_learning()
@@ -26,7 +26,7 @@ flags.set_defaults(
 
 
 def main() -> None:
-    main_loop.train_value_agent('atari', lambda env, values, device: build_dqn(make_network(env, values), env, values, device))
+    agent.train('atari')
 
 
 if __name__ == '__main__':

@@ -3,8 +3,8 @@
     python -m deep_rl_zoo.dqn.run_classic --environment_name=CartPole-v1
 """
 
-from deep_rl_zoo import flags, main_loop
-from deep_rl_zoo.dqn.agent import build_dqn, make_network
+from deep_rl_zoo import flags
+from deep_rl_zoo.dqn import agent
 
 flags.define_common('CartPole-v1')
 flags.define_value_learning()
@@ -25,7 +25,7 @@ flags.set_defaults(
 
 
 def main() -> None:
-    main_loop.train_value_agent('classic', lambda env, values, device: build_dqn(make_network(env, values), env, values, device))
+    agent.train('classic')
 
 
 if __name__ == '__main__':

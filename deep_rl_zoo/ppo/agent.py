@@ -22,7 +22,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from deep_rl_zoo import multistep, policy_gradient
+from deep_rl_zoo import main_loop, multistep, policy_gradient
 from deep_rl_zoo.greedy_actors import as_tensor
 from deep_rl_zoo.gym_env import VectorEnvironment
 from deep_rl_zoo.normalizer import RewardScaler
@@ -280,3 +280,8 @@ def make_network(env: VectorEnvironment, values: dict[str, Any]) -> nn.Module:
     if len(observation_shape) == 3:
         return nature_cnn_actor_critic(action_space.n, observation_shape[0])
     return mlp_actor_critic(observation_shape[0], action_space.n)
+
+
+def train(kind: str) -> None:
+    """Entry point of PPO's run scripts: actors, learner and iterations from the parsed flags."""
+    main_loop.train_actors_and_learner(kind, make_network, build_learner, build_actor, rollout_spec)

@@ -3,7 +3,7 @@
     python -m deep_rl_zoo.ppo.run_atari --environment_name=Breakout
 """
 
-from deep_rl_zoo import flags, main_loop
+from deep_rl_zoo import flags
 from deep_rl_zoo.ppo import agent
 
 flags.define_common('Pong', atari=True)
@@ -30,13 +30,7 @@ flags.set_defaults(
 
 
 def main() -> None:
-    main_loop.train_actors_and_learner(
-        'atari',
-        agent.make_network,
-        agent.build_learner,
-        agent.build_actor,
-        agent.rollout_spec,
-    )
+    agent.train('atari')
 
 
 if __name__ == '__main__':

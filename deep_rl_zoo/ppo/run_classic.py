@@ -3,7 +3,7 @@
     python -m deep_rl_zoo.ppo.run_classic --environment_name=CartPole-v1
 """
 
-from deep_rl_zoo import flags, main_loop
+from deep_rl_zoo import flags
 from deep_rl_zoo.ppo import agent
 
 flags.define_common('CartPole-v1')
@@ -33,13 +33,7 @@ flags.set_defaults(
 
 
 def main() -> None:
-    main_loop.train_actors_and_learner(
-        'classic',
-        agent.make_network,
-        agent.build_learner,
-        agent.build_actor,
-        agent.rollout_spec,
-    )
+    agent.train('classic')
 
 
 if __name__ == '__main__':

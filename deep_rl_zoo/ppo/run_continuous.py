@@ -4,7 +4,7 @@
     python -m deep_rl_zoo.ppo.run_continuous --environment_name=HalfCheetah-v5 --num_iterations=100
 """
 
-from deep_rl_zoo import flags, main_loop
+from deep_rl_zoo import flags
 from deep_rl_zoo.ppo import agent
 
 flags.define_common('Pendulum-v1')
@@ -30,13 +30,7 @@ flags.set_defaults(
 
 
 def main() -> None:
-    main_loop.train_actors_and_learner(
-        'continuous',
-        agent.make_network,
-        agent.build_learner,
-        agent.build_actor,
-        agent.rollout_spec,
-    )
+    agent.train('continuous')
 
 
 if __name__ == '__main__':

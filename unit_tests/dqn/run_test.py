@@ -11,7 +11,7 @@ import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from deep_rl_zoo import checkpoint
-from unit_tests.helpers import TRACEBACK, run_module
+from unit_tests.helpers import RESULT_COLUMNS, TRACEBACK, run_module
 
 CLASSIC_FLAGS = (
     '--environment_name=CartPole-v1',
@@ -29,18 +29,6 @@ ATARI_FLAGS = (
     '--num_iterations=1',
     '--noprogress',
 )
-RESULT_COLUMNS = [
-    'iteration',
-    'env_steps',
-    'learner_steps',
-    'wall_time',
-    'train_episode_return',
-    'train_num_episodes',
-    'train_step_rate',
-    'eval_episode_return',
-    'eval_num_episodes',
-    'checkpoint',
-]
 PERFORMANCE_TAGS = {
     'performance(env_steps)/episode_return',
     'performance(env_steps)/episode_steps',
