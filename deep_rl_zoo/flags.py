@@ -125,6 +125,7 @@ def define_value_learning() -> None:
     flags.DEFINE_integer('min_replay_size', 1_000, 'Transitions in replay before learning starts.', lower_bound=1)
     flags.DEFINE_bool('compress_replay', False, 'Store observations snappy-compressed in replay.')
     flags.DEFINE_integer('batch_size', 32, 'Minibatch size of each update.', lower_bound=1)
+    flags.DEFINE_float('adam_eps', 1e-8, "Adam's epsilon (C51 and Rainbow use 0.01/batch_size on Atari).", lower_bound=0.0)
     flags.DEFINE_integer('n_step', 1, 'Steps of reward summed before bootstrapping (1 is the paper DQN).', lower_bound=1)
     flags.DEFINE_integer('learn_interval', 4, 'Environment steps between updates.', lower_bound=1)
     flags.DEFINE_integer('target_network_update_interval', 2_500, 'Updates between target network refreshes.', lower_bound=1)
@@ -133,6 +134,49 @@ def define_value_learning() -> None:
     flags.DEFINE_integer('exploration_epsilon_decay_step', 100_000, 'Environment steps of the linear epsilon decay.', lower_bound=0)
     _define_eval_exploration_epsilon()
     flags.DEFINE_integer('num_envs', 1, 'Environments stepped together by the acting loop.', lower_bound=1)
+
+
+@_record_new_flags
+def define_prioritized_replay() -> None:
+    """Flags of proportional prioritized replay (Schaul et al. 2016): priorities |td| ** alpha, IS weights ** beta."""
+    flags.DEFINE_float('priority_exponent', 0.6, 'alpha: sampling probability is proportional to priority ** alpha (0 is uniform).', lower_bound=0.0)
+    flags.DEFINE_float('importance_sampling_exponent_begin_value', 0.4, 'beta of the importance-sampling weights at the start of training.', lower_bound=0.0, upper_bound=1.0)
+    flags.DEFINE_float('importance_sampling_exponent_end_value', 1.0, 'beta after its linear annealing (1 fully corrects the sampling bias).', lower_bound=0.0, upper_bound=1.0)
+    flags.DEFINE_integer('importance_sampling_exponent_decay_step', 100_000, 'Environment steps over which beta is annealed.', lower_bound=0)
+    flags.DEFINE_float('priority_eps', 1e-6, 'Added to |td error| so that no transition has priority zero (must be > 0).', lower_bound=0.0)
+
+
+@_record_new_flags
+def define_categorical() -> None:
+    """Flags of the categorical return distribution (C51, Bellemare et al. 2017; Rainbow)."""
+    flags.DEFINE_integer('num_atoms', 51, 'Atoms of the fixed support of the return distribution.', lower_bound=2)
+    flags.DEFINE_float('v_min', -10.0, 'Lowest atom of the support.')
+    flags.DEFINE_float('v_max', 10.0, 'Highest atom of the support.')
+
+
+@_record_new_flags
+def define_quantile() -> None:
+    """Flags of quantile regression agents (QR-DQN, Dabney et al. 2017; IQN, Dabney et al. 2018)."""
+    flags.DEFINE_integer('num_quantiles', 200, 'QR-DQN: fixed quantile midpoints per action.', lower_bound=1)
+    flags.DEFINE_float('huber_param', 1.0, 'kappa of the quantile Huber loss (0 gives the plain quantile loss).', lower_bound=0.0)
+    flags.DEFINE_integer('tau_samples_s_tm1', 64, 'IQN: N, tau samples for the online quantiles at s_tm1.', lower_bound=1)
+    flags.DEFINE_integer('tau_samples_s_t', 64, "IQN: N', tau samples for the target quantiles at s_t.", lower_bound=1)
+    flags.DEFINE_integer('tau_samples_policy', 32, 'IQN: K, tau samples averaged to choose actions.', lower_bound=1)
+    flags.DEFINE_integer('tau_embed_dim', 64, 'IQN: cosine basis functions of the tau embedding.', lower_bound=1)
+
+
+@_record_new_flags
+def define_noisy_dueling() -> None:
+    """Flags of noisy linear layers (Fortunato et al. 2018) in a dueling head (Wang et al. 2016)."""
+    flags.DEFINE_float('noisy_sigma', 0.5, 'sigma_0 of factorised Gaussian noisy layers (initial sigma = sigma_0 / sqrt(fan_in)).', lower_bound=0.0)
+
+
+@_record_new_flags
+def define_recurrent_replay() -> None:
+    """Flags of recurrent Q agents learning from sequences (DRQN, Hausknecht & Stone 2015)."""
+    flags.DEFINE_integer('unroll_length', 10, 'Steps per replayed sequence (the paper unrolls 10).', lower_bound=1)
+    flags.DEFINE_integer('burn_in', 0, 'Leading steps of each sequence that only warm up the LSTM state (R2D2); 0 is the paper.', lower_bound=0)
+    flags.DEFINE_float('obscure_probability', 0.0, 'Flickering Atari: chance each observation is replaced by a blank one (the paper uses 0.5).', lower_bound=0.0, upper_bound=1.0)
 
 
 @_record_new_flags

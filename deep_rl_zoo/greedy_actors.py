@@ -70,3 +70,40 @@ class PolicyGreedyActor:
 
     def observe(self, action: np.ndarray, step: VectorStep) -> None:
         pass
+
+
+class RecurrentEpsilonGreedyActor:
+    """Epsilon-greedy acting with a recurrent Q network (DRQN), one LSTM state per environment.
+
+    `network(observation [T, B, ...], state, first [T, B])` returns (Q [T, B, A], state). The state advances on
+    every step, random (epsilon) ones included, and restarts from zeros where an environment's episode ended
+    and when `reset()` is called (the environments restart). `epsilon` may be changed between steps.
+    """
+
+    def __init__(self, network: nn.Module, epsilon: float = 0.01, seed: int = 0, device: torch.device = torch.device('cpu')):
+        self.network = network
+        self.epsilon = epsilon
+        self.device = device
+        self._random = np.random.default_rng(seed)
+        self.state: tuple[torch.Tensor, torch.Tensor] | None = None
+        self._first: np.ndarray | None = None  # [N] bool: the env starts an episode at the next act
+
+    def reset(self) -> None:
+        """Forgets every environment's state: the next `act` starts from zeros."""
+        self.state = None
+
+    def act(self, observation: np.ndarray) -> np.ndarray:
+        if self.state is None:
+            self._first = np.ones(len(observation), bool)
+        with torch.no_grad():
+            observation, first = as_tensor(observation, self.device), as_tensor(self._first, self.device)
+            q_values, self.state = self.network(observation.unsqueeze(0), self.state, first.unsqueeze(0))
+        q_values = q_values.squeeze(0)
+        actions = q_values.argmax(dim=1).cpu().numpy()
+        explore = self._random.random(len(actions)) < self.epsilon
+        actions[explore] = self._random.integers(q_values.shape[1], size=int(explore.sum()))
+        self._first = np.zeros(len(actions), bool)
+        return actions
+
+    def observe(self, action: np.ndarray, step: VectorStep) -> None:
+        self._first = step.terminated | step.truncated

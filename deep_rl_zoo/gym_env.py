@@ -500,3 +500,55 @@ def _make_python_atari_env(
         scale_obs=False,
     )
     return gymnasium.wrappers.FrameStackObservation(env, frame_stack, padding_type="zero")
+
+
+class ObscuredObservations:
+    """A `VectorEnvironment` whose observations are each replaced by zeros with probability `probability`.
+
+    The flickering Atari of DRQN (Hausknecht & Stone 2015, section 5): at every step each environment's
+    screen is either fully shown or fully obscured, so a single frame no longer tells the state. Draws are
+    independent per environment and step (also for the `final_observation` of an episode's end), from a
+    generator seeded with `seed`. Everything else passes through.
+    """
+
+    def __init__(self, env: VectorEnvironment, probability: float, seed: int) -> None:
+        if not 0.0 <= probability <= 1.0:
+            raise ValueError(f"--obscure_probability must be in [0, 1], got {probability}")
+        self.env = env
+        self.probability = probability
+        self.num_envs = env.num_envs
+        self.single_observation_space = env.single_observation_space
+        self.single_action_space = env.single_action_space
+        self.frames_per_step = env.frames_per_step
+        self._random = np.random.default_rng(seed)
+
+    def _obscure(self, observation: np.ndarray) -> np.ndarray:
+        hidden = self._random.random(len(observation)) < self.probability
+        hidden = hidden.reshape((-1,) + (1,) * (observation.ndim - 1))
+        return np.where(hidden, np.zeros_like(observation), observation)
+
+    def reset(self) -> np.ndarray:
+        return self._obscure(self.env.reset())
+
+    def step(self, actions: np.ndarray) -> VectorStep:
+        step = self.env.step(actions)
+        observation = self._obscure(step.observation)
+        final_observation = observation
+        episode_over = step.terminated | step.truncated
+        if episode_over.any():
+            final_observation = observation.copy()
+            final_observation[episode_over] = self._obscure(step.final_observation[episode_over])
+        return step._replace(observation=observation, final_observation=final_observation)
+
+    def render(self) -> np.ndarray | None:
+        """The unobscured RGB frame of env 0 (see `VectorEnvironment.render`)."""
+        return self.env.render()
+
+    def close(self) -> None:
+        self.env.close()
+
+    def __enter__(self) -> ObscuredObservations:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

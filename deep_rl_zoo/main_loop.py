@@ -30,9 +30,12 @@ def run_env_loop(actor: Actor, env: VectorEnvironment) -> Iterator[VectorStep]:
     """Resets `env`, then forever: one batched `act`, one vector `step`, `observe`, and yields the step.
 
     Environments reset themselves when an episode ends (same-step autoreset), so the loop never stops;
-    callers take as many steps as they need with `itertools.islice`.
+    callers take as many steps as they need with `itertools.islice`. An actor with a `reset()` method
+    (a recurrent one, which carries state between steps) is reset with the environments.
     """
     observation = env.reset()
+    if hasattr(actor, 'reset'):
+        actor.reset()
     while True:
         action = actor.act(observation)
         step = env.step(action)
@@ -276,7 +279,8 @@ def prepare_process(values: dict[str, Any]) -> None:
 def create_environment(
     kind: str, values: dict[str, Any], num_envs: int, seed: int, *, use_python_wrappers: bool = False, render: bool = False
 ) -> VectorEnvironment:
-    """The vector environment a run's flag `values` ask for: 'classic', 'atari' or 'continuous'."""
+    """The vector environment a run's flag `values` ask for: 'classic', 'atari' or 'continuous'; observations
+    are obscured with probability `obscure_probability` when a run defines that flag (flickering Atari, DRQN)."""
     options: dict[str, Any] = {'render': render}
     if kind == 'atari':
         if values['environment_height'] != values['environment_width']:
@@ -290,7 +294,10 @@ def create_environment(
             clip_reward=values['clip_reward'],
             use_python_wrappers=use_python_wrappers or render,
         )
-    return gym_env.create_vector_env(kind, values['environment_name'], num_envs, seed, **options)
+    env = gym_env.create_vector_env(kind, values['environment_name'], num_envs, seed, **options)
+    if values.get('obscure_probability', 0.0) > 0.0:
+        return gym_env.ObscuredObservations(env, values['obscure_probability'], seed)
+    return env
 
 
 def learner_device() -> torch.device:
@@ -298,8 +305,13 @@ def learner_device() -> torch.device:
     return torch.device('cuda:0' if torch.cuda.is_available() else 'cpu')
 
 
-def train_value_agent(kind: str, build_agent: Callable[[VectorEnvironment, dict[str, Any], torch.device], Agent]) -> None:
-    """Entry point of the single-process run scripts: environments and agent from the flags, then iterations."""
+def train_value_agent(
+    kind: str,
+    build_agent: Callable[[VectorEnvironment, dict[str, Any], torch.device], Agent],
+    make_eval_actor: Callable[[nn.Module, float, int, torch.device], Actor] = EpsilonGreedyActor,
+) -> None:
+    """Entry point of the single-process run scripts: environments and agent from the flags, then iterations.
+    The evaluation actor is `make_eval_actor(agent.online_network, eval_exploration_epsilon, seed, device)`."""
     from deep_rl_zoo import flags
 
     values = {**flags.flag_values(), 'environment_kind': kind}
@@ -308,7 +320,7 @@ def train_value_agent(kind: str, build_agent: Callable[[VectorEnvironment, dict[
     train_env = create_environment(kind, values, values['num_envs'], values['seed'])
     eval_env = create_environment(kind, values, 1, values['seed'] + EVAL_SEED_OFFSET)
     agent = build_agent(train_env, values, device)
-    eval_actor = EpsilonGreedyActor(agent.online_network, values['eval_exploration_epsilon'], values['seed'], device)
+    eval_actor = make_eval_actor(agent.online_network, values['eval_exploration_epsilon'], values['seed'], device)
     experiment = Experiment(RunSettings.from_values(agent.agent_name, values), train_env)
     run_single_process(experiment, agent, train_env, eval_actor, eval_env)
 

@@ -433,3 +433,440 @@ class UniformReplay:
             first_slot = (slots[row] - offset) % self._slots_per_stream
             stacks[row, : k - 1 - offset] = self._first_stacks[streams[row]][first_slot][offset : k - 1]
         return stacks
+
+
+class SumTree:
+    """Non-negative values at `capacity` leaves, with their total and prefix-sum search in O(log capacity).
+
+    An array-backed complete binary tree of float64: node 1 is the root, node i has children 2i and 2i + 1,
+    and leaf j is node `leaves + j`, where `leaves` is `capacity` rounded up to a power of two (the padding
+    leaves hold 0). Every inner node holds the sum of its children, recomputed from them on each change, so
+    sums never drift. Operations are vectorised over a batch of leaves, one numpy step per tree level.
+    """
+
+    def __init__(self, capacity: int):
+        self._capacity = _check_positive_int('capacity', capacity)
+        self._leaves = 1 << (self._capacity - 1).bit_length()
+        self._depth = self._leaves.bit_length() - 1
+        self._nodes = np.zeros(2 * self._leaves, np.float64)
+        self._levels_up = np.arange(self._depth + 1)[:, None]  # Shifts from a leaf to each of its ancestors.
+
+    @property
+    def capacity(self) -> int:
+        return self._capacity
+
+    @property
+    def total(self) -> float:
+        """The sum of all leaves."""
+        return float(self._nodes[1])
+
+    def _check_indices(self, indices: Any) -> np.ndarray:
+        indices = np.asarray(indices)
+        if indices.ndim != 1 or not (np.issubdtype(indices.dtype, np.integer) or indices.size == 0):
+            raise ValueError(f'indices must be a 1-D integer array, got shape {indices.shape} and dtype {indices.dtype}')
+        indices = indices.astype(np.int64, copy=False)
+        if indices.size and (indices.min() < 0 or indices.max() >= self._capacity):
+            raise ValueError(f'indices must be in [0, {self._capacity}), got {indices.min()} to {indices.max()}')
+        return indices
+
+    def values(self, indices: Any) -> np.ndarray:
+        """The leaf values at `indices`, float64."""
+        return self._nodes[self._leaves + self._check_indices(indices)]
+
+    def set(self, indices: Any, values: Any) -> None:
+        """Sets leaves `indices` to `values` (>= 0 and finite); of repeated indices, the last value wins."""
+        indices = self._check_indices(indices)
+        values = np.asarray(values, np.float64)
+        if values.shape != indices.shape:
+            raise ValueError(f'values must have the shape of indices {indices.shape}, got {values.shape}')
+        if not np.all(np.isfinite(values) & (values >= 0)):
+            raise ValueError('SumTree values must be finite and >= 0')
+        if indices.size > 1:
+            last = indices.size - 1 - np.unique(indices[::-1], return_index=True)[1]  # Last occurrence of each.
+            indices, values = indices[last], values[last]
+        # paths[k] are the ancestors k levels above the leaves. Paths that merge write equal sums (x + y == y + x).
+        paths = (self._leaves + indices) >> self._levels_up
+        siblings = paths ^ 1
+        self._nodes[paths[0]] = values
+        for level in range(1, self._depth + 1):
+            self._nodes[paths[level]] = self._nodes[paths[level - 1]] + self._nodes[siblings[level - 1]]
+
+    def find(self, targets: Any) -> np.ndarray:
+        """For each target in [0, total), the leaf j with sum(leaves before j) <= target < sum(leaves up to j).
+
+        Descends from the root: left while the target is below the left child's sum, else right with the
+        left sum taken off. The leaf found always holds a positive value: a target that rounding carries to
+        or past the sum of a subtree (so that it would end on a zero leaf) is searched again never entering
+        a zero right child, which ends it at the last positive leaf of that prefix.
+        """
+        targets = np.array(targets, np.float64)  # A copy: the descent updates it in place.
+        if targets.ndim != 1:
+            raise ValueError(f'targets must be a 1-D array, got shape {targets.shape}')
+        if self.total <= 0:
+            raise ValueError('SumTree.find needs a positive total; every leaf is 0')
+        if not np.all(np.isfinite(targets) & (targets >= 0)):
+            raise ValueError('SumTree.find targets must be finite and >= 0')
+        nodes = self._descend(targets.copy(), avoid_zero=False)
+        empty = self._nodes[nodes] == 0
+        if empty.any():
+            nodes[empty] = self._descend(targets[empty], avoid_zero=True)
+        return nodes - self._leaves
+
+    def _descend(self, targets: np.ndarray, avoid_zero: bool) -> np.ndarray:
+        """The leaf nodes (not indices) the targets lead to; `targets` is overwritten."""
+        nodes = np.ones(targets.size, np.int64)
+        for _ in range(self._depth):
+            nodes <<= 1
+            left_sum = self._nodes[nodes]
+            go_right = targets >= left_sum
+            if avoid_zero:
+                go_right &= self._nodes[nodes + 1] > 0
+            np.subtract(targets, left_sum, out=targets, where=go_right)
+            nodes += go_right
+        return nodes
+
+
+class PrioritizedSample(NamedTuple):
+    """A prioritized minibatch: the transitions, where they are stored, and their importance-sampling weights."""
+
+    transitions: Transition
+    keys: Tuple[np.ndarray, np.ndarray]  # (streams, slots) of the sampled slots, for `update_priorities`.
+    weights: np.ndarray  # [B] float32, (N * P(i)) ** -beta divided by their max over the batch.
+
+
+class PrioritizedReplay(UniformReplay):
+    """Proportional prioritized replay (Schaul et al. 2016, "Prioritized Experience Replay", Algorithm 1).
+
+    Slot i is drawn with probability P(i) = p_i^alpha / sum_k p_k^alpha, where p_i = |td error| + eps is the
+    priority last given by `update_priorities`; a new transition gets the largest priority given so far (1 at
+    first), so it is soon replayed. A sum tree over all slots (leaf = stream * slots_per_stream +
+    slot) holds p^alpha for valid slots and 0 for the others, which are thus never drawn. A batch of B is
+    stratified: the total is cut into B equal segments and one value drawn uniformly in each. The importance-
+    sampling weights w_i = (N * P(i))^-beta, N the number of valid slots, are divided by the batch's largest.
+    `sample(batch_size)` draws by priority too and drops the weights.
+    """
+
+    def __init__(self, *, priority_exponent: float, priority_eps: float, **uniform_replay_args: Any):
+        """`priority_exponent` is alpha (0 samples uniformly); `priority_eps` > 0 is added to every |td error|.
+        The other arguments are `UniformReplay`'s."""
+        if not isinstance(priority_exponent, (int, float, np.floating)) or not 0.0 <= priority_exponent < np.inf:
+            raise ValueError(f'priority_exponent must be a finite number >= 0, got {priority_exponent!r}')
+        if not isinstance(priority_eps, (int, float, np.floating)) or not 0.0 < priority_eps < np.inf:
+            raise ValueError(f'priority_eps must be a finite number > 0 (so no transition is starved), got {priority_eps!r}')
+        super().__init__(**uniform_replay_args)
+        self._priority_exponent = float(priority_exponent)
+        self._priority_eps = float(priority_eps)
+        self._max_priority = 1.0
+        self._tree = SumTree(self.capacity)
+
+    @property
+    def max_priority(self) -> float:
+        """The priority a new transition gets: the largest |td error| + eps given so far, at least 1."""
+        return self._max_priority
+
+    def _set_validity(self, streams: np.ndarray, slots: np.ndarray, valid: np.ndarray) -> None:
+        super()._set_validity(streams, slots, valid)
+        new_value = self._max_priority**self._priority_exponent
+        self._tree.set(streams * self._slots_per_stream + slots, np.where(valid, new_value, 0.0))
+
+    def sample_indices(self, batch_size: int) -> Tuple[np.ndarray, np.ndarray]:
+        """`batch_size` valid (streams, slots) drawn in proportion to priority ** alpha, one per stratum."""
+        batch_size = _check_positive_int('batch_size', batch_size)
+        if self._num_valid == 0:
+            raise RuntimeError('replay holds no sampleable transition yet; add more steps before sampling')
+        segment = self._tree.total / batch_size
+        targets = (np.arange(batch_size) + self._random.random(batch_size)) * segment
+        return np.divmod(self._tree.find(targets), self._slots_per_stream)
+
+    def sample_prioritized(self, batch_size: int, importance_sampling_exponent: float) -> PrioritizedSample:
+        """A batch drawn by priority, with importance-sampling weights of exponent beta in [0, 1]."""
+        beta = importance_sampling_exponent
+        if not isinstance(beta, (int, float, np.floating)) or not 0.0 <= beta <= 1.0:
+            raise ValueError(f'importance_sampling_exponent must be a number in [0, 1], got {beta!r}')
+        streams, slots = self.sample_indices(batch_size)
+        probabilities = self._tree.values(streams * self._slots_per_stream + slots) / self._tree.total
+        weights = (self._num_valid * probabilities) ** -beta
+        return PrioritizedSample(
+            transitions=self.transitions_at(streams, slots),
+            keys=(streams, slots),
+            weights=(weights / weights.max()).astype(np.float32),
+        )
+
+    def update_priorities(self, keys: Tuple[np.ndarray, np.ndarray], priorities: np.ndarray) -> None:
+        """Sets the priorities of sampled slots to |td error| + eps; slots no longer valid are skipped.
+
+        Args:
+          keys: `PrioritizedSample.keys` of the batch. Call before the next `add()`, which may overwrite them.
+          priorities: [B] |td error| >= 0 of the batch; of a slot drawn twice, the last one counts.
+        """
+        streams, slots = (np.asarray(key) for key in keys)
+        priorities = np.asarray(priorities, np.float64)
+        if priorities.shape != streams.shape or streams.shape != slots.shape or streams.ndim != 1:
+            raise ValueError(
+                f'priorities and both keys must be 1-D of one length, got {priorities.shape}, {streams.shape} '
+                f'and {slots.shape}'
+            )
+        if not np.all(np.isfinite(priorities) & (priorities >= 0)):
+            raise ValueError('priorities must be finite and >= 0 (pass |td error|)')
+        valid = self._valid[streams, slots]
+        priorities = priorities[valid] + self._priority_eps
+        if priorities.size:
+            self._max_priority = max(self._max_priority, float(priorities.max()))
+            leaves = streams[valid] * self._slots_per_stream + slots[valid]
+            self._tree.set(leaves, priorities**self._priority_exponent)
+
+
+class Sequences(NamedTuple):
+    """A batch of B sequences of T consecutive steps, each within one episode; leading dimensions [B, T]."""
+
+    observation: np.ndarray  # [B, T + 1, *observation_shape]: action[:, t] was taken at observation[:, t]; the
+    # observation after a sequence's last real step (n - 1) is at n, where bootstrapping reads it; zeros after n
+    action: np.ndarray  # [B, T, *action_shape]; 0 on padding
+    reward: np.ndarray  # [B, T] float32; 0 on padding
+    discount: np.ndarray  # [B, T] float32, gamma * (1 - terminal); 0 on padding
+    first: np.ndarray  # [B, T] bool: the step is the first of its episode
+    mask: np.ndarray  # [B, T] bool: the step is real (False on the padding after an episode's end)
+    initial_state: np.ndarray  # [B, state_size] float32: the actor's recurrent state before the first step
+
+
+class SequenceReplay:
+    """Fixed-length sequences of consecutive steps, sampled uniformly with replacement: the "bootstrapped random
+    updates" of DRQN (Hausknecht & Stone 2015, section 4), with R2D2's overlapping sequences (Kapturowski et al. 2019).
+
+    Each environment stream collects its steps. Once `sequence_length` steps are pending they are stored as one
+    sequence, and the last `overlap` of them begin the next one: consecutive sequences of an episode share
+    `overlap` steps and start `sequence_length - overlap` steps apart. Sequences never cross episodes: when an
+    episode ends, its pending steps are stored padded to `sequence_length` (mask False) if at least one of them
+    is new, and dropped otherwise (they are then all in the previous sequence: storing them again would repeat
+    the overlap, a bug of the original zoo). Sequences are kept in a circular buffer of `capacity`.
+
+    With `state_size` > 0 each step also carries the actor's recurrent state before it, and each sequence keeps
+    the one before its first step: R2D2's "stored state" (Kapturowski et al. 2019, section 3), from which the
+    learner unrolls instead of from zeros.
+    """
+
+    def __init__(
+        self,
+        capacity: int,
+        sequence_length: int,
+        overlap: int,
+        observation_shape: Tuple[int, ...],
+        observation_dtype: Any,
+        action_shape: Tuple[int, ...] = (),
+        action_dtype: Any = np.int64,
+        discount: float = 0.99,
+        num_streams: int = 1,
+        compress: bool = False,
+        seed: int = 0,
+        state_size: int = 0,
+    ):
+        """Allocates storage for `capacity` sequences of `sequence_length` steps.
+
+        Args:
+          capacity: number of sequences kept.
+          sequence_length: T, steps per sequence.
+          overlap: steps shared by consecutive sequences of an episode, in [0, T).
+          observation_shape, observation_dtype: one observation's shape and numpy dtype.
+          action_shape, action_dtype: one action's shape (() for discrete actions) and dtype.
+          discount: gamma, in [0, 1].
+          num_streams: environments adding steps side by side.
+          compress: store each sequence's observations compressed with snappy.
+          seed: seed of the sampling random generator.
+          state_size: size of the recurrent state stored with each sequence (0: none, `initial_state` is [B, 0]).
+        """
+        self._capacity = _check_positive_int('capacity', capacity)
+        self._length = _check_positive_int('sequence_length', sequence_length)
+        self._state_size = _check_positive_int('state_size', state_size, minimum=0)
+        self._overlap = _check_positive_int('overlap', overlap, minimum=0)
+        if self._overlap >= self._length:
+            raise ValueError(f'overlap must be smaller than sequence_length ({self._length}), got {overlap}')
+        self._num_streams = _check_positive_int('num_streams', num_streams)
+        if not isinstance(discount, (int, float, np.floating)) or not 0.0 <= discount <= 1.0:
+            raise ValueError(f'discount must be a number in [0, 1], got {discount!r}')
+        self._discount = float(discount)
+        self._observation_shape = tuple(int(size) for size in observation_shape)
+        self._action_shape = tuple(int(size) for size in action_shape)
+        self._observation_dtype = np.dtype(observation_dtype)
+        self._action_dtype = np.dtype(action_dtype)
+        self._compress = bool(compress)
+        self._random = np.random.default_rng(seed)
+
+        def zeros(leading: Tuple[int, ...], shape: Tuple[int, ...] = (), dtype: Any = np.float32) -> np.ndarray:
+            return np.zeros(leading + shape, dtype)
+
+        # Stored sequences.
+        stored = (self._capacity, self._length)
+        if self._compress:
+            self._observations = np.empty(self._capacity, dtype=object)
+        else:
+            self._observations = zeros((self._capacity, self._length + 1), self._observation_shape, self._observation_dtype)
+        self._actions = zeros(stored, self._action_shape, self._action_dtype)
+        self._rewards = zeros(stored)
+        self._terminal = zeros(stored, dtype=bool)
+        self._first = zeros(stored, dtype=bool)
+        self._mask = zeros(stored, dtype=bool)
+        self._initial_state = zeros((self._capacity,), (self._state_size,))
+        self._new_steps = np.zeros(self._capacity, np.int64)  # steps each sequence added beyond its overlap
+        self._num_stored = 0
+        self._num_added = 0  # sequences ever stored; the next one goes to slot _num_added % capacity
+        self._num_steps = 0
+        # Each stream's pending steps: the overlap carried from its previous sequence, then new ones.
+        pending = (self._num_streams, self._length)
+        self._pending_observations = zeros(pending, self._observation_shape, self._observation_dtype)
+        self._pending_actions = zeros(pending, self._action_shape, self._action_dtype)
+        self._pending_rewards = zeros(pending)
+        self._pending_terminal = zeros(pending, dtype=bool)
+        self._pending_first = zeros(pending, dtype=bool)
+        self._pending_state = zeros(pending, (self._state_size,))
+        self._pending_count = np.zeros(self._num_streams, np.int64)
+        self._carried = np.zeros(self._num_streams, np.int64)
+        self._starts_episode = np.ones(self._num_streams, bool)
+
+    @property
+    def capacity(self) -> int:
+        """Number of sequences kept."""
+        return self._capacity
+
+    @property
+    def num_sequences(self) -> int:
+        """Sequences stored now."""
+        return self._num_stored
+
+    @property
+    def size(self) -> int:
+        """Distinct steps in the stored sequences (each counts the steps it added beyond its overlap)."""
+        return self._num_steps
+
+    def __len__(self) -> int:
+        return self._num_steps
+
+    def add(
+        self,
+        observation: np.ndarray,
+        action: np.ndarray,
+        reward: np.ndarray,
+        terminal: np.ndarray,
+        episode_end: np.ndarray,
+        final_observation: np.ndarray,
+        recurrent_state: np.ndarray | None = None,
+    ) -> None:
+        """Appends one step to every stream (the arguments of `UniformReplay.add`, and the recurrent state).
+
+        Args:
+          observation: [num_streams, *observation_shape], the observations the actions were taken from.
+          action: [num_streams, *action_shape].
+          reward: [num_streams], the rewards received after the actions.
+          terminal: [num_streams] bool, no bootstrapping past this step (game over, or a lost life counted as one).
+          episode_end: [num_streams] bool, the episode ended (terminated or truncated): the stream's pending steps
+            are stored and the next step starts a new sequence.
+          final_observation: [num_streams, *observation_shape], the observation that followed each action within
+            its episode (`VectorStep.final_observation`): where a sequence ends, bootstrapping reads it.
+          recurrent_state: [num_streams, state_size] float32, the actor's state before this step; required when
+            state_size > 0, ignored otherwise.
+        """
+        batch = (self._num_streams,)
+        observation = _as_batch('observation', observation, batch + self._observation_shape, self._observation_dtype)
+        action = _as_batch('action', action, batch + self._action_shape, self._action_dtype)
+        reward = _as_batch('reward', reward, batch, np.float32)
+        terminal = _as_batch('terminal', terminal, batch, np.bool_)
+        episode_end = _as_batch('episode_end', episode_end, batch, np.bool_)
+        if final_observation is None:
+            raise ValueError('final_observation is required: a sequence bootstraps from the observation after its last step')
+        final_observation = _as_batch(
+            'final_observation', final_observation, batch + self._observation_shape, self._observation_dtype
+        )
+        if self._state_size:
+            if recurrent_state is None:
+                raise ValueError(f'recurrent_state is required: this replay stores states of size {self._state_size}')
+            self._pending_state[np.arange(self._num_streams), self._pending_count] = _as_batch(
+                'recurrent_state', recurrent_state, batch + (self._state_size,), np.float32
+            )
+        for stream in range(self._num_streams):
+            index = self._pending_count[stream]
+            self._pending_observations[stream, index] = observation[stream]
+            self._pending_actions[stream, index] = action[stream]
+            self._pending_rewards[stream, index] = reward[stream]
+            self._pending_terminal[stream, index] = terminal[stream]
+            self._pending_first[stream, index] = self._starts_episode[stream]
+            self._pending_count[stream] += 1
+            self._starts_episode[stream] = episode_end[stream]
+            full = self._pending_count[stream] == self._length
+            if (full or episode_end[stream]) and self._pending_count[stream] > self._carried[stream]:
+                self._store(stream, final_observation[stream])
+            if episode_end[stream]:
+                self._pending_count[stream] = self._carried[stream] = 0
+            elif full:
+                self._carry_overlap(stream)
+
+    def _store(self, stream: int, next_observation: np.ndarray) -> None:
+        """Stores the stream's pending steps as one sequence, padded after them; overwrites the oldest one."""
+        count = self._pending_count[stream]
+        slot = self._num_added % self._capacity
+        observations = np.zeros((self._length + 1,) + self._observation_shape, self._observation_dtype)
+        observations[:count] = self._pending_observations[stream, :count]
+        observations[count] = next_observation
+        if self._compress:
+            self._observations[slot] = snappy.compress(observations.tobytes())
+        else:
+            self._observations[slot] = observations
+        for stored, pending in (
+            (self._actions, self._pending_actions),
+            (self._rewards, self._pending_rewards),
+            (self._terminal, self._pending_terminal),
+            (self._first, self._pending_first),
+        ):
+            stored[slot] = 0
+            stored[slot, :count] = pending[stream, :count]
+        self._mask[slot] = np.arange(self._length) < count
+        self._initial_state[slot] = self._pending_state[stream, 0]
+        self._num_steps += count - self._carried[stream] - self._new_steps[slot]
+        self._new_steps[slot] = count - self._carried[stream]
+        self._num_added += 1
+        self._num_stored = min(self._num_stored + 1, self._capacity)
+
+    def _carry_overlap(self, stream: int) -> None:
+        """Moves the last `overlap` pending steps of a full sequence to the front: the next sequence starts with them."""
+        kept = slice(self._length - self._overlap, self._length)
+        for pending in (
+            self._pending_observations,
+            self._pending_actions,
+            self._pending_rewards,
+            self._pending_terminal,
+            self._pending_first,
+            self._pending_state,
+        ):
+            pending[stream, : self._overlap] = pending[stream, kept].copy()
+        self._pending_count[stream] = self._carried[stream] = self._overlap
+
+    def sequences_at(self, indices: np.ndarray) -> Sequences:
+        """The stored sequences at `indices` (slots in [0, num_sequences), the i-th stored in slot i % capacity)."""
+        indices = np.asarray(indices)
+        if indices.ndim != 1 or not np.issubdtype(indices.dtype, np.integer):
+            raise ValueError(f'indices must be a 1-D integer array, got shape {indices.shape} and dtype {indices.dtype}')
+        if indices.size and (indices.min() < 0 or indices.max() >= self._num_stored):
+            raise ValueError(f'indices must lie in [0, {self._num_stored}), the stored sequences')
+        if self._compress:
+            shape = (self._length + 1,) + self._observation_shape
+            observations = np.empty((indices.size,) + shape, self._observation_dtype)
+            for row, index in enumerate(indices):
+                data = snappy.decompress(self._observations[index])
+                observations[row] = np.frombuffer(data, self._observation_dtype).reshape(shape)
+        else:
+            observations = self._observations[indices]
+        mask = self._mask[indices]
+        return Sequences(
+            observation=observations,
+            action=self._actions[indices],
+            reward=self._rewards[indices],
+            discount=np.where(mask & ~self._terminal[indices], self._discount, 0.0).astype(np.float32),
+            first=self._first[indices],
+            mask=mask,
+            initial_state=self._initial_state[indices],
+        )
+
+    def sample(self, batch_size: int) -> Sequences:
+        """`batch_size` stored sequences drawn uniformly, with replacement."""
+        batch_size = _check_positive_int('batch_size', batch_size)
+        if self._num_stored == 0:
+            raise RuntimeError('replay holds no sequence yet; add more steps before sampling')
+        return self.sequences_at(self._random.integers(self._num_stored, size=batch_size))

@@ -41,10 +41,12 @@ class MlpTorso(nn.Module):
 class NatureCnnTorso(nn.Module):
     """The convolutional torso of Nature DQN (Mnih et al. 2015): 3 conv layers and a 512-unit linear layer.
 
-    Input: uint8 frame stacks [B, C, 84, 84]; they are scaled to [0, 1] here.
+    Input: uint8 frame stacks [B, C, 84, 84]; they are scaled to [0, 1] here. With `fully_connected=False`
+    it ends after the convolutions (3,136 features for 84x84 frames), for heads that hold the 512-unit layer
+    themselves (IQN's f after psi(s) * phi(tau), Rainbow's noisy streams, DRQN's LSTM).
     """
 
-    def __init__(self, in_channels: int = 4, frame_size: int = 84):
+    def __init__(self, in_channels: int = 4, frame_size: int = 84, fully_connected: bool = True):
         super().__init__()
         self.convs = nn.Sequential(
             nn.Conv2d(in_channels, 32, kernel_size=8, stride=4),
@@ -57,8 +59,12 @@ class NatureCnnTorso(nn.Module):
         )
         with torch.no_grad():
             conv_size = self.convs(torch.zeros(1, in_channels, frame_size, frame_size)).shape[1]
-        self.fc = nn.Sequential(nn.Linear(conv_size, 512), nn.ReLU())
-        self.output_size = 512
+        if fully_connected:
+            self.fc = nn.Sequential(nn.Linear(conv_size, 512), nn.ReLU())
+            self.output_size = 512
+        else:
+            self.fc = nn.Identity()
+            self.output_size = conv_size
 
     def forward(self, frames: torch.Tensor) -> torch.Tensor:
         return self.fc(self.convs(frames.float() / 255.0))

@@ -166,6 +166,7 @@ def test_env_steps_count_every_environment():
             'learn_interval': 2,
             'target_network_update_interval': 5,
             'batch_size': 8,
+            'adam_eps': 1e-8,
             'max_grad_norm': 10.0,
         },
         torch.device('cpu'),

@@ -1,0 +1,89 @@
+"""RecurrentQNetwork (DRQN): shapes, unrolling equals stepping, episode-start resets per environment, the Atari
+network on single uint8 frames, and bad input."""
+
+import pytest
+import torch
+
+from deep_rl_zoo.networks.common import MlpTorso
+from deep_rl_zoo.networks.value import RecurrentQNetwork, mlp_recurrent_q_network, nature_cnn_recurrent_q_network
+
+
+def network(seed=0):
+    torch.manual_seed(seed)
+    return mlp_recurrent_q_network(observation_size=3, num_actions=2, hidden_size=8)
+
+
+def test_shapes_and_zero_initial_state():
+    net = network()
+    h, c = net.initial_state(5)
+    assert h.shape == c.shape == (5, 8) and not h.any() and not c.any()
+    q, (h, c) = net(torch.randn(7, 5, 3))
+    assert q.shape == (7, 5, 2) and h.shape == c.shape == (5, 8)
+    # No state means the zero state.
+    observation = torch.randn(4, 5, 3)
+    torch.testing.assert_close(net(observation)[0], net(observation, net.initial_state(5))[0])
+
+
+def test_unrolling_a_sequence_equals_stepping_with_the_carried_state():
+    net = network()
+    observation = torch.randn(6, 3, 3)
+    q_unrolled, final_state = net(observation)
+    state, q_steps = None, []
+    for t in range(6):
+        q, state = net(observation[t : t + 1], state)
+        q_steps.append(q)
+    torch.testing.assert_close(torch.cat(q_steps), q_unrolled)
+    torch.testing.assert_close(state, final_state)
+
+
+def test_first_mask_zeroes_the_state_of_that_environment_only_at_that_step():
+    """Env 1 starts an episode at step 3: from there its Q-values are those of a fresh unroll from step 3;
+    env 0 (no reset) and env 1's earlier steps are unchanged."""
+    net = network()
+    observation = torch.randn(6, 2, 3)
+    first = torch.zeros(6, 2, dtype=torch.bool)
+    first[3, 1] = True
+    q, _ = net(observation, None, first)
+    q_plain, _ = net(observation)
+    torch.testing.assert_close(q[:, 0], q_plain[:, 0])
+    torch.testing.assert_close(q[:3, 1], q_plain[:3, 1])
+    q_fresh, _ = net(observation[3:, 1:2])
+    torch.testing.assert_close(q[3:, 1], q_fresh[:, 0])
+    assert not torch.allclose(q[3:, 1], q_plain[3:, 1])
+
+
+def test_first_at_the_first_step_discards_the_given_state():
+    net = network()
+    observation = torch.randn(2, 2, 3)
+    some_state = (torch.randn(2, 8), torch.randn(2, 8))
+    first = torch.tensor([[True, False], [False, False]])
+    q, _ = net(observation, some_state, first)
+    torch.testing.assert_close(q[:, 0], net(observation[:, :1])[0][:, 0])
+    torch.testing.assert_close(q[:, 1], net(observation[:, 1:], tuple(part[1:] for part in some_state))[0][:, 0])
+
+
+def test_gradient_flows_through_time():
+    net = network()
+    observation = torch.randn(4, 2, 3, requires_grad=True)
+    q, _ = net(observation)
+    q[-1].sum().backward()
+    assert observation.grad[0].abs().sum() > 0  # the last step's Q depends on the first observation
+
+
+def test_atari_network_on_single_uint8_frames():
+    torch.manual_seed(0)
+    net = nature_cnn_recurrent_q_network(num_actions=6, frame_stack=1)
+    assert net.lstm.input_size == 3136 and net.hidden_size == 512  # conv features straight into a 512-unit LSTM
+    frames = torch.randint(0, 256, (3, 2, 1, 84, 84), dtype=torch.uint8)
+    q, (h, c) = net(frames)
+    assert q.shape == (3, 2, 6) and h.shape == (2, 512)
+
+
+def test_bad_input_is_refused():
+    net = network()
+    with pytest.raises(ValueError, match=r'observation must be \[T, B, \*observation_shape\]'):
+        net(torch.randn(5, 3))
+    with pytest.raises(ValueError, match=r'first must have shape \[T, B\]=\(4, 2\)'):
+        net(torch.randn(4, 2, 3), None, torch.zeros(4, 3, dtype=torch.bool))
+    with pytest.raises(ValueError, match='num_actions and hidden_size must be >= 1'):
+        RecurrentQNetwork(MlpTorso(3, (4,)), 0, 8)
