@@ -1,0 +1,42 @@
+"""Train IQN on Atari with the paper's hyperparameters (Dabney et al. 2018: N = N' = 64, K = 32, n = 64 cosines,
+kappa = 1, Adam with learning rate 5e-5 and epsilon 0.01/32; the rest as QR-DQN and Nature DQN; frames = 4 x env
+steps).
+
+    python -m deep_rl_zoo.iqn.run_atari --environment_name=Pong
+"""
+
+from deep_rl_zoo import flags
+from deep_rl_zoo.iqn import agent
+
+flags.define_common('Pong', atari=True)
+flags.define_value_learning()
+flags.define_quantile()
+flags.set_defaults(
+    num_iterations=50,
+    num_train_steps=250_000,
+    num_eval_steps=125_000,
+    learning_rate=5e-5,
+    adam_eps=0.01 / 32,
+    max_grad_norm=10.0,
+    discount=0.99,
+    replay_capacity=1_000_000,
+    min_replay_size=50_000,
+    batch_size=32,
+    learn_interval=4,
+    target_network_update_interval=2_500,
+    exploration_epsilon_decay_step=1_000_000,
+    exploration_epsilon_end_value=0.01,
+    huber_param=1.0,
+    tau_samples_s_tm1=64,
+    tau_samples_s_t=64,
+    tau_samples_policy=32,
+    tau_embed_dim=64,
+)
+
+
+def main() -> None:
+    agent.train('atari')
+
+
+if __name__ == '__main__':
+    flags.run(main)
