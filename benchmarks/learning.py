@@ -231,6 +231,12 @@ class RunningJob:
         while len(self.row_seconds) < rows:
             self.row_seconds.append(round(now, 3))
 
+    def reached(self, threshold: float) -> bool:
+        """Whether an evaluation in the results CSV so far reached `threshold`."""
+        path = self.run.results_csv
+        rows = read_rows(path) if path.exists() else []
+        return any(_float(row.get('eval_episode_return')) >= threshold for row in rows)
+
     def finished(self) -> bool:
         self.poll_rows()
         if self.process.poll() is None:
@@ -279,10 +285,20 @@ def train(runs: list[Run], args: argparse.Namespace) -> list[Run]:
                 print(f'[start] {run.label}: {" ".join(command[2:4])} ... (log {run.log})', flush=True)
                 running.append(RunningJob(run, command))
             time.sleep(POLL_SECONDS)
+            solved = set()
+            if args.stop_when_solved:
+                for job in running:
+                    if job.process.poll() is None and job.reached(threshold_of(job.run.environment, args.threshold)):
+                        job.stop()
+                        solved.add(job)
             for job in [job for job in running if job.finished()]:
                 running.remove(job)
                 seconds = time.monotonic() - job.start
-                if job.process.returncode == 0:
+                if job in solved:
+                    _prune_checkpoints(job.run)
+                    succeeded.append(job.run)
+                    print(f'[done]  {job.run.label} reached the threshold in {seconds:.1f} s: stopped (--stop_when_solved)', flush=True)
+                elif job.process.returncode == 0:
                     _prune_checkpoints(job.run)
                     succeeded.append(job.run)
                     print(f'[done]  {job.run.label} in {seconds:.1f} s', flush=True)
@@ -530,6 +546,12 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
         "--extra_flags='ppo:--num_epochs=10' only to ppo (repeatable)",
     )
     parser.add_argument('--keep_best_checkpoint', default='', metavar='DIR', help="copy the best seed's final checkpoint of each (agent, env) here")
+    parser.add_argument(
+        '--stop_when_solved',
+        action='store_true',
+        help='stop each run at its first evaluation at or above the threshold (steps and time to threshold only; '
+        'final return is then that evaluation)',
+    )
     parser.add_argument('--reuse', action='store_true', help='parse the CSVs of an earlier run instead of training')
     args = parser.parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)

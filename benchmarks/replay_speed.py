@@ -2,11 +2,16 @@
 
     python -m benchmarks.replay_speed
 
-Prints the time to sample 32 transitions from a full 1M-slot replay of 4-float observations (n_step 1 and 3),
+Prints the time to sample 32 transitions from a full 1M-slot replay of 4-float observations (n_step 1 and 3);
+a table of prioritized replay against uniform sampling at the same size (median microseconds of a batch of 32:
+prioritized sampling with importance weights, the priority update, and the sum tree's own search and update);
 and, for 100k Atari slots (frame_stack 4, 84x84 uint8), the resident memory added and the sampling time, with
-and without snappy compression. Takes about a minute and up to ~1 GB of memory.
+and without snappy compression. Takes a few minutes and up to ~1 GB of memory.
+
+    python -m benchmarks.replay_speed --only=prioritized     # just the prioritized table
 """
 
+import argparse
 import resource
 import time
 
@@ -30,6 +35,17 @@ def _microseconds_per_sample(replay: replay_lib.UniformReplay, repeats: int) -> 
     for _ in range(repeats):
         replay.sample(_BATCH_SIZE)
     return (time.perf_counter() - start) / repeats * 1e6
+
+
+def _median_microseconds(operation, repeats: int) -> float:
+    """Median wall time of `operation()` over `repeats` calls, after one warm-up call."""
+    operation()
+    times = np.empty(repeats)
+    for repeat in range(repeats):
+        start = time.perf_counter()
+        operation()
+        times[repeat] = time.perf_counter() - start
+    return float(np.median(times) * 1e6)
 
 
 def _fill(replay: replay_lib.UniformReplay, observation_at, num_adds: int, random: np.random.Generator) -> float:
@@ -61,6 +77,47 @@ def benchmark_small_observations() -> None:
             f'1M slots, 4 float32, n_step={n_step}: sample({_BATCH_SIZE}) {sample_us:.0f} us, '
             f'add() of {_NUM_STREAMS} streams {add_us:.0f} us, size {replay.size}'
         )
+
+
+def benchmark_prioritized(capacity: int = 1_000_000, repeats: int = 2000) -> dict[str, float]:
+    """Median microseconds of batch-of-32 operations on full uniform and prioritized replays of `capacity` slots."""
+    random = np.random.default_rng(0)
+    observations = random.standard_normal((_NUM_STREAMS, 4)).astype(np.float32)
+    arguments = dict(capacity=capacity, observation_shape=(4,), observation_dtype=np.float32, num_streams=_NUM_STREAMS, seed=0)
+    uniform = replay_lib.UniformReplay(**arguments)
+    prioritized = replay_lib.PrioritizedReplay(priority_exponent=0.6, priority_eps=1e-6, **arguments)
+    uniform_add_us = _fill(uniform, lambda step: observations + step, capacity // _NUM_STREAMS, random)
+    prioritized_add_us = _fill(prioritized, lambda step: observations + step, capacity // _NUM_STREAMS, random)
+    # Spread the stored priorities as |td errors| would be, so the tree is not flat.
+    streams, slots = np.nonzero(prioritized._valid)
+    prioritized.update_priorities((streams, slots), random.exponential(1.0, streams.size))
+    tree = prioritized._tree
+    keys = prioritized.sample_prioritized(_BATCH_SIZE, 0.5).keys
+
+    def sample_and_update() -> None:
+        sample = prioritized.sample_prioritized(_BATCH_SIZE, 0.5)
+        prioritized.update_priorities(sample.keys, random.random(_BATCH_SIZE))
+
+    leaves = random.integers(0, capacity, _BATCH_SIZE)
+    timings = {
+        'uniform: sample(32)': _median_microseconds(lambda: uniform.sample(_BATCH_SIZE), repeats),
+        'prioritized: sample_prioritized(32) (transitions and weights)': _median_microseconds(
+            lambda: prioritized.sample_prioritized(_BATCH_SIZE, 0.5), repeats
+        ),
+        'prioritized: update_priorities(32)': _median_microseconds(
+            lambda: prioritized.update_priorities(keys, random.random(_BATCH_SIZE)), repeats
+        ),
+        'prioritized: sample 32 + update 32 priorities': _median_microseconds(sample_and_update, repeats),
+        'sum tree: find(32 targets)': _median_microseconds(lambda: tree.find(random.random(_BATCH_SIZE) * tree.total), repeats),
+        'sum tree: set(32 leaves)': _median_microseconds(lambda: tree.set(leaves, random.random(_BATCH_SIZE)), repeats),
+        f'uniform: add() of {_NUM_STREAMS} streams (mean while filling)': uniform_add_us,
+        f'prioritized: add() of {_NUM_STREAMS} streams (mean while filling)': prioritized_add_us,
+    }
+    print(f'\n{capacity:,} slots of 4 float32 ({_NUM_STREAMS} streams, n_step 1), median of {repeats} repeats:\n')
+    print('| operation | microseconds |\n|---|---:|')
+    for name, microseconds in timings.items():
+        print(f'| {name} | {microseconds:.0f} |')
+    return timings
 
 
 def _atari_like_stacks(random: np.random.Generator):
@@ -102,5 +159,12 @@ def benchmark_atari() -> None:
 
 
 if __name__ == '__main__':
-    benchmark_small_observations()
-    benchmark_atari()
+    parser = argparse.ArgumentParser(description='Replay sampling speed and memory.')
+    parser.add_argument('--only', choices=['small', 'prioritized', 'atari'], help='run only this benchmark')
+    only = parser.parse_args().only
+    if only in (None, 'small'):
+        benchmark_small_observations()
+    if only in (None, 'prioritized'):
+        benchmark_prioritized()
+    if only in (None, 'atari'):
+        benchmark_atari()

@@ -103,3 +103,20 @@ def test_tiny_learning_benchmark_writes_tables_plots_and_checkpoint(tmp_path):
     )
     assert completed.returncode == 0, completed.stderr
     assert '[start]' not in completed.stdout and '| ppo | CartPole-v1 | 1e+09 | not reached |' in completed.stdout
+
+
+def test_stop_when_solved_ends_a_run_at_its_first_evaluation_over_the_threshold(tmp_path):
+    out = tmp_path / 'results' / 'learning'
+    completed = subprocess.run(
+        [
+            sys.executable, '-m', 'benchmarks.learning', '--agents', 'ppo', '--max_steps', '1024000', '--eval_every', '1024',
+            '--seeds', '1', '--threshold', '-1', '--num_eval_steps', '200', '--out', str(out),
+            '--screenshots_dir', str(tmp_path / 'shots'), '--stop_when_solved',
+        ],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    assert 'reached the threshold' in completed.stdout
+    [run, summary] = list(csv.DictReader(open(out.with_suffix('.csv'))))
+    assert run['env_steps_to_threshold'] == '1024' and summary['solved'] == '1/1'
+    assert int(run['total_env_steps']) < 1024 * 20  # stopped within a few iterations of 1,000 planned
