@@ -136,6 +136,40 @@ def define_value_learning() -> None:
     flags.DEFINE_integer('num_envs', 1, 'Environments stepped together by the acting loop.', lower_bound=1)
 
 
+# Defaults the replay-based Q agents start from; each run script then sets only what its algorithm changes.
+# CartPole: DQN's tuned settings (it solves CartPole-v1 in 130-150k env steps with them).
+VALUE_CLASSIC_DEFAULTS: dict[str, Any] = dict(
+    num_iterations=4,
+    num_train_steps=50_000,
+    num_eval_steps=2_500,
+    learning_rate=5e-4,
+    max_grad_norm=10.0,
+    replay_capacity=50_000,
+    min_replay_size=1_000,
+    batch_size=64,
+    n_step=1,
+    learn_interval=1,
+    target_network_update_interval=1_000,
+    exploration_epsilon_decay_step=20_000,
+)
+# Atari: Nature DQN (Mnih et al. 2015, Extended Data Table 1; env steps = frames / 4), with Adam in place of RMSProp.
+VALUE_ATARI_DEFAULTS: dict[str, Any] = dict(
+    num_iterations=50,
+    num_train_steps=250_000,
+    num_eval_steps=125_000,
+    learning_rate=1e-4,
+    max_grad_norm=10.0,
+    discount=0.99,
+    replay_capacity=1_000_000,
+    min_replay_size=50_000,
+    batch_size=32,
+    learn_interval=4,
+    target_network_update_interval=2_500,
+    exploration_epsilon_decay_step=1_000_000,
+    exploration_epsilon_end_value=0.1,
+)
+
+
 @_record_new_flags
 def define_prioritized_replay() -> None:
     """Flags of proportional prioritized replay (Schaul et al. 2016): priorities |td| ** alpha, IS weights ** beta."""

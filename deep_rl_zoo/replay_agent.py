@@ -219,10 +219,12 @@ def build_agent(
     values: dict[str, Any],
     device: torch.device,
     prioritized: bool = False,
+    replay: Any = None,
     **agent_options: Any,
 ) -> ReplayAgent:
     """An `agent_class` for `env` from the run's flag values (`flags.define_value_learning` and friends);
-    `agent_options` are the algorithm's own constructor arguments (e.g. the atoms of C51)."""
+    `replay` replaces the one `build_replay` would make (e.g. DRQN's sequence replay); `agent_options` are
+    the algorithm's own constructor arguments (e.g. the atoms of C51)."""
     importance_sampling_exponent = None
     if prioritized:
         importance_sampling_exponent = LinearSchedule(
@@ -233,7 +235,7 @@ def build_agent(
     return agent_class(
         network=network,
         optimizer=torch.optim.Adam(network.parameters(), lr=values['learning_rate'], eps=values['adam_eps'], fused=True),
-        replay=build_replay(env, values, prioritized),
+        replay=build_replay(env, values, prioritized) if replay is None else replay,
         exploration_epsilon=LinearSchedule(
             values['exploration_epsilon_begin_value'],
             values['exploration_epsilon_end_value'],

@@ -8,20 +8,7 @@ from deep_rl_zoo.dqn import agent
 
 flags.define_common('CartPole-v1')
 flags.define_value_learning()
-flags.set_defaults(
-    num_iterations=4,
-    num_train_steps=50_000,
-    num_eval_steps=2_500,
-    learning_rate=5e-4,
-    max_grad_norm=10.0,
-    replay_capacity=50_000,
-    min_replay_size=1_000,
-    batch_size=64,
-    n_step=1,
-    learn_interval=1,
-    target_network_update_interval=1_000,
-    exploration_epsilon_decay_step=20_000,
-)
+flags.set_defaults(**flags.VALUE_CLASSIC_DEFAULTS)  # DQN's CartPole settings, shared by the family
 
 
 def main() -> None:

@@ -33,7 +33,6 @@ from deep_rl_zoo import replay as replay_lib
 from deep_rl_zoo.greedy_actors import RecurrentEpsilonGreedyActor, as_tensor
 from deep_rl_zoo.gym_env import VectorEnvironment, VectorStep
 from deep_rl_zoo.networks.value import mlp_recurrent_q_network, nature_cnn_recurrent_q_network
-from deep_rl_zoo.schedule import LinearSchedule
 
 
 class SequenceBatch(NamedTuple):
@@ -159,25 +158,7 @@ def build_drqn(network: nn.Module, env: VectorEnvironment, values: dict[str, Any
         seed=values['seed'],
         state_size=2 * network.hidden_size,
     )
-    return Drqn(
-        network=network,
-        optimizer=torch.optim.Adam(network.parameters(), lr=values['learning_rate'], eps=values['adam_eps'], fused=True),
-        replay=replay,
-        exploration_epsilon=LinearSchedule(
-            values['exploration_epsilon_begin_value'],
-            values['exploration_epsilon_end_value'],
-            values['exploration_epsilon_decay_step'],
-        ),
-        min_replay_size=values['min_replay_size'],
-        learn_interval=values['learn_interval'],
-        target_network_update_interval=values['target_network_update_interval'],
-        batch_size=values['batch_size'],
-        max_grad_norm=values['max_grad_norm'],
-        terminal_on_life_loss=values.get('terminal_on_life_loss', False),
-        seed=values['seed'],
-        device=device,
-        burn_in=values['burn_in'],
-    )
+    return replay_agent.build_agent(Drqn, network, env, values, device, replay=replay, burn_in=values['burn_in'])
 
 
 def make_network(env: VectorEnvironment, values: dict[str, Any]) -> nn.Module:

@@ -10,21 +10,10 @@ from deep_rl_zoo.drqn import agent
 flags.define_common('Pong', atari=True)
 flags.define_value_learning()
 flags.define_recurrent_replay()
+flags.set_defaults(**flags.VALUE_ATARI_DEFAULTS)  # Nature DQN's Atari settings, shared by the family
 flags.set_defaults(
     environment_frame_stack=1,
-    num_iterations=50,
-    num_train_steps=250_000,
-    num_eval_steps=125_000,
-    learning_rate=1e-4,
-    max_grad_norm=10.0,
-    discount=0.99,
     replay_capacity=400_000,
-    min_replay_size=50_000,
-    batch_size=32,
-    learn_interval=4,
-    target_network_update_interval=2_500,
-    exploration_epsilon_decay_step=1_000_000,
-    exploration_epsilon_end_value=0.1,
     unroll_length=10,
 )
 

@@ -13,19 +13,10 @@ from deep_rl_zoo.prioritized_dqn import agent
 flags.define_common('Pong', atari=True)
 flags.define_value_learning()
 flags.define_prioritized_replay()
+flags.set_defaults(**flags.VALUE_ATARI_DEFAULTS)  # Nature DQN's Atari settings, shared by the family
 flags.set_defaults(
-    num_iterations=50,
-    num_train_steps=250_000,
-    num_eval_steps=125_000,
     learning_rate=2.5e-5,
-    max_grad_norm=10.0,
-    discount=0.99,
-    replay_capacity=1_000_000,
-    min_replay_size=50_000,
-    batch_size=32,
-    learn_interval=4,
     target_network_update_interval=7_500,
-    exploration_epsilon_decay_step=1_000_000,
     exploration_epsilon_end_value=0.01,
     eval_exploration_epsilon=0.001,
     priority_exponent=0.6,

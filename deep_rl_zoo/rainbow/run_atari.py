@@ -13,19 +13,12 @@ flags.define_value_learning()
 flags.define_prioritized_replay()
 flags.define_categorical()
 flags.define_noisy_dueling()
+flags.set_defaults(**flags.VALUE_ATARI_DEFAULTS)  # Nature DQN's Atari settings, shared by the family
 flags.set_defaults(
-    num_iterations=50,
-    num_train_steps=250_000,
-    num_eval_steps=125_000,
     learning_rate=6.25e-5,
     adam_eps=1.5e-4,
-    max_grad_norm=10.0,
-    discount=0.99,
-    replay_capacity=1_000_000,
     min_replay_size=20_000,
-    batch_size=32,
     n_step=3,
-    learn_interval=4,
     target_network_update_interval=2_000,
     exploration_epsilon_begin_value=0.0,
     exploration_epsilon_end_value=0.0,

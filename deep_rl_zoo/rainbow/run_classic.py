@@ -11,18 +11,9 @@ flags.define_value_learning()
 flags.define_prioritized_replay()
 flags.define_categorical()
 flags.define_noisy_dueling()
+flags.set_defaults(**flags.VALUE_CLASSIC_DEFAULTS)  # DQN's CartPole settings, shared by the family
 flags.set_defaults(
-    num_iterations=4,
-    num_train_steps=50_000,
-    num_eval_steps=2_500,
-    learning_rate=5e-4,
-    max_grad_norm=10.0,
-    replay_capacity=50_000,
-    min_replay_size=1_000,
-    batch_size=64,
     n_step=3,
-    learn_interval=1,
-    target_network_update_interval=1_000,
     exploration_epsilon_begin_value=0.0,
     exploration_epsilon_end_value=0.0,
     eval_exploration_epsilon=0.0,
