@@ -14,6 +14,7 @@ from deep_rl_zoo import gym_env, main_loop, replay_agent
 from deep_rl_zoo.c51_dqn.agent import C51, build_c51, make_network
 from deep_rl_zoo.networks.value import CategoricalQNetwork, expected_value
 from deep_rl_zoo.schedule import LinearSchedule
+from unit_tests import value_agents
 
 SUPPORT = torch.tensor([0.0, 1.0, 2.0])
 
@@ -113,21 +114,9 @@ class FixedBatchReplay:
 
 
 CARTPOLE_VALUES = {
-    'replay_capacity': 300,
-    'n_step': 1,
-    'discount': 0.99,
-    'compress_replay': False,
-    'seed': 0,
-    'learning_rate': 1e-3,
+    **value_agents.CARTPOLE_VALUES,
     'adam_eps': 0.01 / 32,
-    'exploration_epsilon_begin_value': 1.0,
-    'exploration_epsilon_end_value': 0.0,
-    'exploration_epsilon_decay_step': 30,
-    'min_replay_size': 16,
     'learn_interval': 1,
-    'target_network_update_interval': 5,
-    'batch_size': 8,
-    'max_grad_norm': 10.0,
     'num_atoms': 11,
     'v_min': 0.0,
     'v_max': 100.0,

@@ -16,6 +16,7 @@ from deep_rl_zoo.gym_env import VectorStep
 from deep_rl_zoo.networks.value import QNetwork
 from deep_rl_zoo.replay import Transition
 from deep_rl_zoo.schedule import LinearSchedule
+from unit_tests.value_agents import CARTPOLE_VALUES, FixedBatchReplay
 
 OBSERVATION_SIZE = 3
 NUM_ACTIONS = 2
@@ -152,23 +153,7 @@ def test_env_steps_count_every_environment():
     agent = build_dqn(
         make_network(env, {}),
         env,
-        {
-            'replay_capacity': 300,
-            'n_step': 1,
-            'discount': 0.99,
-            'compress_replay': False,
-            'seed': 0,
-            'learning_rate': 1e-3,
-            'exploration_epsilon_begin_value': 1.0,
-            'exploration_epsilon_end_value': 0.0,
-            'exploration_epsilon_decay_step': 30,
-            'min_replay_size': 16,
-            'learn_interval': 2,
-            'target_network_update_interval': 5,
-            'batch_size': 8,
-            'adam_eps': 1e-8,
-            'max_grad_norm': 10.0,
-        },
+        dict(CARTPOLE_VALUES),
         torch.device('cpu'),
     )
     try:
@@ -277,18 +262,6 @@ def test_state_dict_round_trip_through_a_checkpoint_restores_counters_and_optimi
 
 
 # --------------------------------------------------------------------------- Q-learning by hand
-
-
-class FixedBatchReplay:
-    """Replay stand-in that returns one hand-built batch."""
-
-    def __init__(self, batch):
-        self.batch = batch
-        self.size = len(batch.r_t)
-
-    def sample(self, batch_size):
-        assert batch_size == self.size
-        return self.batch
 
 
 def test_q_learning_update_of_hand_built_batch_matches_hand_math():

@@ -9,34 +9,16 @@ import pytest
 import torch
 
 from deep_rl_zoo import gym_env, main_loop
-from deep_rl_zoo import replay as replay_lib
 from deep_rl_zoo.iqn.agent import Iqn, build_iqn, make_network
 from deep_rl_zoo.networks.value import ImplicitQuantileNetwork, mlp_iqn_network
 from deep_rl_zoo.replay import Transition
-from deep_rl_zoo.schedule import LinearSchedule
-from unit_tests.qr_dqn.agent_test import CARTPOLE_VALUES, FixedBatchReplay, numpy_quantile_q_learning, random_batch
+from unit_tests.value_agents import CARTPOLE_VALUES, FixedBatchReplay, numpy_quantile_q_learning, quantile_agent, random_batch
 
 N, N_PRIME, K = 5, 6, 4
 
 
-def make_agent(network, *, huber_param=1.0, replay=None, optimizer=None, batch_size=4):
-    return Iqn(
-        network=network,
-        optimizer=optimizer or torch.optim.Adam(network.parameters(), lr=1e-2),
-        replay=replay or replay_lib.UniformReplay(100, (3,), np.float32, discount=0.9, seed=0),
-        exploration_epsilon=LinearSchedule(1.0, 0.1, 10),
-        min_replay_size=batch_size,
-        learn_interval=1,
-        target_network_update_interval=1000,
-        batch_size=batch_size,
-        max_grad_norm=10.0,
-        terminal_on_life_loss=False,
-        seed=0,
-        huber_param=huber_param,
-        tau_samples_s_tm1=N,
-        tau_samples_s_t=N_PRIME,
-        tau_samples_policy=K,
-    )
+def make_agent(network, **kwargs):
+    return quantile_agent(Iqn, network, tau_samples_s_tm1=N, tau_samples_s_t=N_PRIME, tau_samples_policy=K, **kwargs)
 
 
 @pytest.mark.parametrize('huber_param', [0.0, 1.0])
@@ -75,7 +57,7 @@ def test_learns_the_quantile_function_of_a_two_valued_reward():
         discount_t=np.zeros(8, np.float32),
         s_t=np.ones((8, 1), np.float32),
     )
-    agent = make_agent(network, huber_param=0.0, replay=FixedBatchReplay(batch), optimizer=torch.optim.Adam(network.parameters(), lr=3e-3))
+    agent = make_agent(network, huber_param=0.0, replay=FixedBatchReplay(batch, strict=False), optimizer=torch.optim.Adam(network.parameters(), lr=3e-3))
     for _ in range(500):
         agent.learn()
     with torch.no_grad():
@@ -85,9 +67,10 @@ def test_learns_the_quantile_function_of_a_two_valued_reward():
 
 def test_learns_on_cartpole_and_acts_on_mean_quantiles():
     env = gym_env.create_classic_vector_env('CartPole-v1', num_envs=2, seed=0)
+    values = {**CARTPOLE_VALUES, 'huber_param': 1.0, 'tau_samples_s_tm1': 5, 'tau_samples_s_t': 6, 'tau_samples_policy': 4, 'tau_embed_dim': 8}
     try:
-        network = make_network(env, CARTPOLE_VALUES)
-        agent = build_iqn(network, env, CARTPOLE_VALUES, torch.device('cpu'))
+        network = make_network(env, values)
+        agent = build_iqn(network, env, values, torch.device('cpu'))
         for _ in itertools.islice(main_loop.run_env_loop(agent, env), 20):
             pass
     finally:

@@ -12,7 +12,7 @@ from deep_rl_zoo import gym_env, main_loop
 from deep_rl_zoo import replay as replay_lib
 from deep_rl_zoo.prioritized_dqn.agent import PrioritizedDqn, build_prioritized_dqn, make_network
 from deep_rl_zoo.schedule import LinearSchedule
-from unit_tests.double_dqn.agent_test import HAND_BATCH, HAND_LOSSES, HAND_TD_ERRORS, as_batch, linear_agent
+from unit_tests.value_agents import CARTPOLE_VALUES, HAND_BATCH, HAND_LOSSES, HAND_TD_ERRORS, as_batch, linear_agent
 
 
 class FixedPrioritizedReplay(replay_lib.PrioritizedReplay):
@@ -77,21 +77,8 @@ def test_beta_follows_its_schedule_of_env_steps():
 def test_agent_from_flag_values_learns_on_cartpole_and_updates_priorities():
     env = gym_env.create_classic_vector_env('CartPole-v1', num_envs=2, seed=0)
     values = {
-        'replay_capacity': 300,
+        **CARTPOLE_VALUES,
         'n_step': 2,
-        'discount': 0.99,
-        'compress_replay': False,
-        'seed': 0,
-        'learning_rate': 1e-3,
-        'adam_eps': 1e-8,
-        'exploration_epsilon_begin_value': 1.0,
-        'exploration_epsilon_end_value': 0.0,
-        'exploration_epsilon_decay_step': 30,
-        'min_replay_size': 16,
-        'learn_interval': 2,
-        'target_network_update_interval': 5,
-        'batch_size': 8,
-        'max_grad_norm': 10.0,
         'priority_exponent': 0.5,
         'priority_eps': 1e-3,
         'importance_sampling_exponent_begin_value': 0.4,

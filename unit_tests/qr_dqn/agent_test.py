@@ -1,5 +1,6 @@
 """QR-DQN agent: its loss of a hand-built batch against a numpy reference (target network, fixed midpoints),
-priorities, learning the quantiles of a two-valued reward, and a few steps on CartPole."""
+priorities, learning the quantiles of a two-valued reward, and a few steps on CartPole. The numpy reference and the
+stand-ins (shared with IQN) are in unit_tests/value_agents.py."""
 
 import itertools
 
@@ -9,29 +10,14 @@ import torch
 from torch import nn
 
 from deep_rl_zoo import gym_env, main_loop
-from deep_rl_zoo import replay as replay_lib
 from deep_rl_zoo.networks.value import QuantileQNetwork, mlp_quantile_q_network
 from deep_rl_zoo.qr_dqn.agent import QrDqn, build_qr_dqn, make_network
 from deep_rl_zoo.replay import Transition
-from deep_rl_zoo.replay_agent import TransitionBatch
-from deep_rl_zoo.schedule import LinearSchedule
+from unit_tests import value_agents
+from unit_tests.value_agents import FixedBatchReplay, numpy_quantile_q_learning, random_batch
 
 CARTPOLE_VALUES = {
-    'replay_capacity': 300,
-    'n_step': 1,
-    'discount': 0.99,
-    'compress_replay': False,
-    'seed': 0,
-    'learning_rate': 1e-3,
-    'adam_eps': 1e-8,
-    'exploration_epsilon_begin_value': 1.0,
-    'exploration_epsilon_end_value': 0.0,
-    'exploration_epsilon_decay_step': 30,
-    'min_replay_size': 16,
-    'learn_interval': 2,
-    'target_network_update_interval': 5,
-    'batch_size': 8,
-    'max_grad_norm': 10.0,
+    **value_agents.CARTPOLE_VALUES,
     'num_quantiles': 7,
     'huber_param': 1.0,
     'tau_samples_s_tm1': 5,
@@ -41,61 +27,8 @@ CARTPOLE_VALUES = {
 }
 
 
-class FixedBatchReplay:
-    """Replay stand-in that returns one hand-built batch."""
-
-    def __init__(self, batch):
-        self.batch = batch
-        self.size = len(batch.r_t)
-
-    def sample(self, batch_size):
-        return self.batch
-
-
-def numpy_quantile_q_learning(q_tm1, taus, a_tm1, r_t, discount_t, q_t_selector, q_t, kappa):
-    """Loops over samples, source and target quantiles: an independent statement of the papers' loss."""
-    losses = []
-    for b in range(len(r_t)):
-        best = np.argmax(q_t_selector[b].mean(axis=0))
-        targets = r_t[b] + discount_t[b] * q_t[b, :, best]
-        total = 0.0
-        for i, tau in enumerate(taus[b]):
-            for target in targets:
-                u = target - q_tm1[b, i, a_tm1[b]]
-                huber = 0.5 * u**2 if abs(u) <= kappa else kappa * (abs(u) - 0.5 * kappa)
-                penalty = huber / kappa if kappa > 0 else abs(u)
-                total += abs(tau - (u < 0)) * penalty / len(targets)
-        losses.append(total)
-    return np.array(losses)
-
-
-def make_agent(network, *, huber_param=1.0, replay=None, optimizer=None, batch_size=4):
-    replay = replay or replay_lib.UniformReplay(100, (3,), np.float32, discount=0.9, seed=0)
-    return QrDqn(
-        network=network,
-        optimizer=optimizer or torch.optim.Adam(network.parameters(), lr=1e-2),
-        replay=replay,
-        exploration_epsilon=LinearSchedule(1.0, 0.1, 10),
-        min_replay_size=batch_size,
-        learn_interval=1,
-        target_network_update_interval=1000,
-        batch_size=batch_size,
-        max_grad_norm=10.0,
-        terminal_on_life_loss=False,
-        seed=0,
-        huber_param=huber_param,
-    )
-
-
-def random_batch(batch_size=6, observation_size=3, num_actions=2, seed=0):
-    generator = torch.Generator().manual_seed(seed)
-    return TransitionBatch(
-        s_tm1=torch.randn(batch_size, observation_size, generator=generator),
-        a_tm1=torch.randint(num_actions, (batch_size,), generator=generator),
-        r_t=torch.randn(batch_size, generator=generator),
-        discount_t=torch.tensor([0.9, 0.0, 0.9, 0.9, 0.5, 0.9])[:batch_size],
-        s_t=torch.randn(batch_size, observation_size, generator=generator),
-    )
+def make_agent(network, **kwargs):
+    return value_agents.quantile_agent(QrDqn, network, **kwargs)
 
 
 @pytest.mark.parametrize('huber_param', [0.0, 1.0])
