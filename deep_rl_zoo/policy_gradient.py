@@ -1,4 +1,5 @@
-"""Policy-gradient losses: REINFORCE/A2C, PPO's clipped surrogate and value losses, entropy terms.
+"""Policy-gradient losses: REINFORCE (with or without a learned baseline), actor-critic/A2C, PPO's clipped
+surrogate and value losses, entropy terms.
 
 All functions are pure functions of tensors. Inputs are batch-first and losses are returned per sample
 (shape [B]) for the caller to average. Losses are to be minimised. Advantages, returns and the
@@ -6,10 +7,13 @@ behaviour policy's log-probabilities and values are treated as constants (detach
 """
 
 import math
+from typing import NamedTuple
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor
+
+from deep_rl_zoo.value_learning import LossOutput, l2_loss
 
 
 def _check_batch(reference_name: str, reference: Tensor, **others: Tensor) -> None:
@@ -173,7 +177,11 @@ def gaussian_entropy(log_std: Tensor) -> Tensor:
 def policy_gradient_loss(logits: Tensor, actions: Tensor, advantages: Tensor) -> Tensor:
     """The score-function policy-gradient loss -log pi(a|s) * A (REINFORCE, Williams 1992; A2C/A3C, Mnih et al. 2016).
 
-    Its gradient is -A * grad log pi(a|s), the negated policy gradient estimate.
+    Its gradient is -A * grad log pi(a|s), the negated policy gradient estimate. With A = G_t, the discounted
+    return from step t of a complete episode (`multistep.discounted_returns` with bootstrap_value=0), this is
+    REINFORCE (Williams 1992, with reinforcement baseline 0); the gamma**t factor of Sutton & Barto (2018,
+    section 13.3) is left out, as in common practice. For a learned baseline use
+    `policy_gradient_with_baseline_loss`.
 
     Args:
       logits: [B, A] unnormalised log-probabilities of the policy.
@@ -199,6 +207,55 @@ def policy_gradient_loss(logits: Tensor, actions: Tensor, advantages: Tensor) ->
             )
     log_prob = F.log_softmax(logits, dim=1).gather(1, actions.long().unsqueeze(1)).squeeze(1)
     return -log_prob * advantages.detach()
+
+
+class BaselineExtra(NamedTuple):
+    """The terms of `policy_gradient_with_baseline_loss`, each [B] and detached."""
+
+    policy_loss: Tensor  # -log pi(a|s) * advantage
+    value_loss: Tensor  # 0.5 * (G - V(s))**2
+    advantage: Tensor  # G - V(s)
+
+
+def policy_gradient_with_baseline_loss(
+    logits: Tensor, actions: Tensor, returns: Tensor, values: Tensor, value_cost: float = 1.0
+) -> LossOutput:
+    """Policy-gradient loss with a learned state-value baseline, and the baseline's own regression loss.
+
+      advantage = G - V(s)                                           (detached)
+      loss      = -log pi(a|s) * advantage + value_cost * 0.5 * (G - V(s))**2
+
+    With G the Monte-Carlo return this is REINFORCE with baseline (Williams 1992; Sutton & Barto 2018,
+    section 13.4). With G an n-step bootstrapped return (`multistep.n_step_bootstrapped_returns`, or
+    `multistep.discounted_returns` with a bootstrap value) it is the advantage actor-critic loss of A3C/A2C
+    (Mnih et al. 2016, Algorithm S3), and with n=1 the one-step actor-critic (Konda & Tsitsiklis 2000;
+    Sutton & Barto 2018, section 13.5), whose advantage is the TD error. The policy term sends no gradient
+    into V and the value term none into the policy, so one optimizer over both networks (or a shared torso)
+    works; value_cost weights the value gradients (A2C's value coefficient). Add `entropy_loss` for A3C's
+    entropy regularisation.
+
+    Args:
+      logits: [B, A] unnormalised log-probabilities of the policy.
+      actions: [B] integer actions taken.
+      returns: [B] return targets G (detached).
+      values: [B] baseline V(s) being trained.
+      value_cost: weight of the value loss, >= 0.
+
+    Returns:
+      LossOutput with loss [B] and extra=BaselineExtra(policy_loss, value_loss, advantage), all detached.
+    """
+    _check_logits(logits)
+    if returns.shape != logits.shape[:1]:
+        raise ValueError(f'returns must have shape [B]=({logits.shape[0]},) like logits, got {tuple(returns.shape)}.')
+    _check_batch('returns', returns, values=values)
+    if not value_cost >= 0.0:
+        raise ValueError(f'value_cost must be >= 0, got {value_cost}.')
+    returns = returns.detach()
+    advantage = returns - values.detach()
+    policy_loss = policy_gradient_loss(logits, actions, advantage)
+    value_loss = l2_loss(returns - values)
+    extra = BaselineExtra(policy_loss=policy_loss.detach(), value_loss=value_loss.detach(), advantage=advantage)
+    return LossOutput(loss=policy_loss + value_cost * value_loss, extra=extra)
 
 
 def normalize_advantages(advantages: Tensor, eps: float = 1e-8) -> Tensor:
