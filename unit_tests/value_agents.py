@@ -28,6 +28,7 @@ from torch import nn
 
 from deep_rl_zoo import checkpoint
 from deep_rl_zoo import replay as replay_lib
+from deep_rl_zoo.networks.value import expected_value
 from deep_rl_zoo.replay import Transition
 from deep_rl_zoo.replay_agent import TransitionBatch
 from deep_rl_zoo.schedule import LinearSchedule
@@ -432,3 +433,73 @@ def random_batch(batch_size=6, observation_size=3, num_actions=2, seed=0):
         discount_t=torch.tensor([0.9, 0.0, 0.9, 0.9, 0.5, 0.9])[:batch_size],
         s_t=torch.randn(batch_size, observation_size, generator=generator),
     )
+
+
+# C51 and Rainbow by hand: a table of logits per (state, action) on the support [0, 1, 2].
+SUPPORT = torch.tensor([0.0, 1.0, 2.0])
+
+
+class TableNetwork(nn.Module):
+    """Logits [state, action, atom] looked up by the index held in a one-element observation."""
+
+    def __init__(self, probs):
+        super().__init__()
+        self.table = nn.Parameter(torch.tensor(probs).log())
+        self.register_buffer('support', SUPPORT.clone())
+
+    def logits(self, observation):
+        return self.table[observation[:, 0].long()]
+
+    def forward(self, observation):
+        return expected_value(self.logits(observation), self.support)
+
+
+# States 0 and 1 are s_tm1 of the two transitions, states 2 and 3 their s_t.
+ONLINE_PROBS = [
+    [[0.5, 0.25, 0.25], [0.25, 0.5, 0.25]],
+    [[0.5, 0.25, 0.25], [0.25, 0.25, 0.5]],
+    [[0.2, 0.2, 0.6], [0.6, 0.2, 0.2]],  # the online network prefers action 0 at state 2, the target action 1
+    [[0.25, 0.25, 0.5], [0.5, 0.25, 0.25]],
+]
+TARGET_PROBS = [
+    [[1 / 3, 1 / 3, 1 / 3], [1 / 3, 1 / 3, 1 / 3]],
+    [[1 / 3, 1 / 3, 1 / 3], [1 / 3, 1 / 3, 1 / 3]],
+    [[0.6, 0.2, 0.2], [0.2, 0.2, 0.6]],  # Q = [0.6, 1.4]
+    [[0.25, 0.25, 0.5], [0.5, 0.25, 0.25]],
+]
+BATCH = TransitionBatch(
+    s_tm1=torch.tensor([[0.0], [1.0]]),
+    a_tm1=torch.tensor([0, 1]),
+    r_t=torch.tensor([0.5, 3.0]),
+    discount_t=torch.tensor([0.5, 0.0]),
+    s_t=torch.tensor([[2.0], [3.0]]),
+)
+
+
+def table_agent(agent_class, seed=0):
+    network = TableNetwork(ONLINE_PROBS)
+    agent = agent_class(
+        network=network,
+        optimizer=torch.optim.SGD(network.parameters(), lr=0.1),
+        replay=None,
+        exploration_epsilon=LinearSchedule(0.0, 0.0, 1),
+        min_replay_size=2,
+        learn_interval=1,
+        target_network_update_interval=100,
+        batch_size=2,
+        max_grad_norm=0.0,
+        terminal_on_life_loss=False,
+        seed=seed,
+    )
+    agent.target_network.load_state_dict(TableNetwork(TARGET_PROBS).state_dict())
+    return agent
+
+
+C51_CARTPOLE_VALUES = {
+    **CARTPOLE_VALUES,
+    'adam_eps': 0.01 / 32,
+    'learn_interval': 1,
+    'num_atoms': 11,
+    'v_min': 0.0,
+    'v_max': 100.0,
+}

@@ -7,73 +7,13 @@ import math
 import numpy as np
 import pytest
 import torch
-from torch import nn
 from torch.testing import assert_close
 
-from deep_rl_zoo import gym_env, main_loop, replay_agent
+from deep_rl_zoo import gym_env, main_loop
 from deep_rl_zoo.c51_dqn.agent import C51, build_c51, make_network
-from deep_rl_zoo.networks.value import CategoricalQNetwork, expected_value
-from deep_rl_zoo.schedule import LinearSchedule
+from deep_rl_zoo.networks.value import CategoricalQNetwork
 from unit_tests import value_agents
-
-SUPPORT = torch.tensor([0.0, 1.0, 2.0])
-
-
-class TableNetwork(nn.Module):
-    """Logits [state, action, atom] looked up by the index held in a one-element observation."""
-
-    def __init__(self, probs):
-        super().__init__()
-        self.table = nn.Parameter(torch.tensor(probs).log())
-        self.register_buffer('support', SUPPORT.clone())
-
-    def logits(self, observation):
-        return self.table[observation[:, 0].long()]
-
-    def forward(self, observation):
-        return expected_value(self.logits(observation), self.support)
-
-
-# States 0 and 1 are s_tm1 of the two transitions, states 2 and 3 their s_t.
-ONLINE_PROBS = [
-    [[0.5, 0.25, 0.25], [0.25, 0.5, 0.25]],
-    [[0.5, 0.25, 0.25], [0.25, 0.25, 0.5]],
-    [[0.2, 0.2, 0.6], [0.6, 0.2, 0.2]],  # the online network prefers action 0 at state 2, the target action 1
-    [[0.25, 0.25, 0.5], [0.5, 0.25, 0.25]],
-]
-TARGET_PROBS = [
-    [[1 / 3, 1 / 3, 1 / 3], [1 / 3, 1 / 3, 1 / 3]],
-    [[1 / 3, 1 / 3, 1 / 3], [1 / 3, 1 / 3, 1 / 3]],
-    [[0.6, 0.2, 0.2], [0.2, 0.2, 0.6]],  # Q = [0.6, 1.4]
-    [[0.25, 0.25, 0.5], [0.5, 0.25, 0.25]],
-]
-BATCH = replay_agent.TransitionBatch(
-    s_tm1=torch.tensor([[0.0], [1.0]]),
-    a_tm1=torch.tensor([0, 1]),
-    r_t=torch.tensor([0.5, 3.0]),
-    discount_t=torch.tensor([0.5, 0.0]),
-    s_t=torch.tensor([[2.0], [3.0]]),
-)
-
-
-def table_agent(agent_class, seed=0):
-    network = TableNetwork(ONLINE_PROBS)
-    agent = agent_class(
-        network=network,
-        optimizer=torch.optim.SGD(network.parameters(), lr=0.1),
-        replay=None,
-        exploration_epsilon=LinearSchedule(0.0, 0.0, 1),
-        min_replay_size=2,
-        learn_interval=1,
-        target_network_update_interval=100,
-        batch_size=2,
-        max_grad_norm=0.0,
-        terminal_on_life_loss=False,
-        seed=seed,
-    )
-    agent.target_network.load_state_dict(TableNetwork(TARGET_PROBS).state_dict())
-    return agent
-
+from unit_tests.value_agents import BATCH, C51_CARTPOLE_VALUES as CARTPOLE_VALUES, table_agent
 
 def test_losses_of_hand_built_batch_use_the_target_network_argmax():
     loss, priorities = table_agent(C51).losses(BATCH)
@@ -90,7 +30,7 @@ def test_losses_of_hand_built_batch_use_the_target_network_argmax():
 
 def test_one_sgd_step_on_hand_built_batch_moves_only_the_taken_logits():
     agent = table_agent(C51)
-    agent.replay = FixedBatchReplay(BATCH)
+    agent.replay = value_agents.FixedBatchReplay(BATCH)
     before = agent.online_network.table.detach().clone()
     agent.learn()
     # Mean over the batch of 2: gradient (softmax - target) / 2 on the logits of the taken action only.
@@ -102,25 +42,6 @@ def test_one_sgd_step_on_hand_built_batch_moves_only_the_taken_logits():
     assert_close(agent.learner_statistics()['loss'], 1.45 * math.log(2.0))
 
 
-class FixedBatchReplay:
-    """Replay stand-in that returns one hand-built batch (already tensors: batch_tensors passes them through)."""
-
-    def __init__(self, batch):
-        self.batch = replay_agent.TransitionBatch(*(t.numpy() for t in batch))
-        self.size = 2
-
-    def sample(self, batch_size):
-        return self.batch
-
-
-CARTPOLE_VALUES = {
-    **value_agents.CARTPOLE_VALUES,
-    'adam_eps': 0.01 / 32,
-    'learn_interval': 1,
-    'num_atoms': 11,
-    'v_min': 0.0,
-    'v_max': 100.0,
-}
 
 
 def test_c51_learns_on_cartpole_and_refreshes_its_target():

@@ -12,7 +12,7 @@ from torch.testing import assert_close
 from deep_rl_zoo import gym_env, main_loop, replay
 from deep_rl_zoo.networks.value import NoisyLinear, RainbowQNetwork
 from deep_rl_zoo.rainbow.agent import Rainbow, build_rainbow, make_network
-from unit_tests.c51_dqn.agent_test import BATCH, CARTPOLE_VALUES, table_agent
+from unit_tests.value_agents import BATCH, C51_CARTPOLE_VALUES as CARTPOLE_VALUES, table_agent
 
 RAINBOW_VALUES = {
     **CARTPOLE_VALUES,
