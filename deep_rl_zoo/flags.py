@@ -229,3 +229,35 @@ def define_ppo() -> None:
     flags.DEFINE_bool('anneal_clip_epsilon', False, 'Decay the clip range linearly to 0 over the run.')
     flags.DEFINE_bool('normalize_observations', False, 'Normalise observations by running mean and std (continuous control).')
     flags.DEFINE_bool('scale_rewards', False, 'Divide rewards by the running std of the discounted return (continuous control).')
+
+
+@_record_new_flags
+def define_actor_critic() -> None:
+    """Flags of the single-process n-step actor-critic (Konda & Tsitsiklis 2000; Sutton & Barto 2018, section 13.5)."""
+    flags.DEFINE_integer('num_envs', 8, 'Environments stepped together by the acting loop.', lower_bound=1)
+    flags.DEFINE_integer('unroll_length', 5, 'n: steps each environment takes between updates; returns look at most n steps ahead (1 is the one-step method).', lower_bound=1)
+    flags.DEFINE_float('entropy_coef', 0.0, 'Weight of the entropy bonus.', lower_bound=0.0)
+    flags.DEFINE_float('value_coef', 0.5, 'Weight of the value loss.', lower_bound=0.0)
+
+
+@_record_new_flags
+def define_a2c() -> None:
+    """Flags of synchronous advantage actor-critic (A2C, the synchronous form of A3C: Mnih et al. 2016)."""
+    flags.DEFINE_integer('unroll_length', 5, 't_max: steps each environment contributes to one update (5 in the paper).', lower_bound=1)
+    flags.DEFINE_float('entropy_coef', 0.01, 'Weight beta of the entropy bonus (0.01 in the paper).', lower_bound=0.0)
+    flags.DEFINE_float('value_coef', 0.5, 'Weight of the value loss.', lower_bound=0.0)
+    flags.DEFINE_float('gae_lambda', 1.0, 'GAE lambda; 1 is the paper: returns bootstrapped from the value after the unroll.', lower_bound=0.0, upper_bound=1.0)
+    flags.DEFINE_bool('anneal_learning_rate', True, 'Decay the learning rate linearly to 0 over the run (as in the paper).')
+    flags.DEFINE_enum('optimizer', 'rmsprop', ['rmsprop', 'adam'], 'RMSProp as in the paper, or Adam.')
+    flags.DEFINE_float('rmsprop_alpha', 0.99, 'RMSProp decay alpha of the squared-gradient average (0.99 in the paper).', lower_bound=0.0, upper_bound=1.0)
+    flags.DEFINE_float('optimizer_eps', 1e-5, 'Epsilon added to the denominator of RMSProp or Adam.', lower_bound=0.0)
+
+
+@_record_new_flags
+def define_reinforce() -> None:
+    """Flags of Monte-Carlo policy gradient, REINFORCE with or without a baseline (Williams 1992)."""
+    flags.DEFINE_integer('num_envs', 1, 'Environments stepped together by the acting loop.', lower_bound=1)
+    flags.DEFINE_integer('num_episodes_per_update', 1, 'Complete episodes of each update (a multiple of --num_envs: each environment gives the same number).', lower_bound=1)
+    flags.DEFINE_float('entropy_coef', 0.0, 'Weight of the entropy bonus.', lower_bound=0.0)
+    flags.DEFINE_float('value_coef', 0.5, 'Weight of the baseline (value) loss; REINFORCE with baseline only.', lower_bound=0.0)
+    flags.DEFINE_bool('normalize_advantages', False, 'Standardise the returns (REINFORCE) or advantages (with baseline) over each update.')

@@ -320,7 +320,8 @@ def train_value_agent(
     train_env = create_environment(kind, values, values['num_envs'], values['seed'])
     eval_env = create_environment(kind, values, 1, values['seed'] + EVAL_SEED_OFFSET)
     agent = build_agent(train_env, values, device)
-    eval_actor = make_eval_actor(agent.online_network, values['eval_exploration_epsilon'], values['seed'], device)
+    # Policy agents define no eval_exploration_epsilon flag (their greedy actor ignores it).
+    eval_actor = make_eval_actor(agent.online_network, values.get('eval_exploration_epsilon', 0.0), values['seed'], device)
     experiment = Experiment(RunSettings.from_values(agent.agent_name, values), train_env)
     run_single_process(experiment, agent, train_env, eval_actor, eval_env)
 

@@ -15,6 +15,7 @@ from torch.testing import assert_close
 from deep_rl_zoo import checkpoint, gym_env
 from deep_rl_zoo.networks.policy import mlp_actor_critic
 from deep_rl_zoo.ppo import agent
+from deep_rl_zoo.rollouts import OnPolicyActor
 
 GAMMA = 0.9
 
@@ -80,7 +81,7 @@ def test_collect_fills_the_buffer_from_a_cartpole_vector_env():
     env = RecordingEnv(gym_env.create_classic_vector_env('CartPole-v1', num_envs, seed=5))
     torch.manual_seed(0)
     network = agent.make_network(env, {})
-    actor = agent.PpoActor(network, env, unroll_length, GAMMA, terminal_on_life_loss=False, seed=1)
+    actor = OnPolicyActor(network, env, unroll_length, GAMMA, terminal_on_life_loss=False, seed=1)
     buffer = empty_buffer(env, num_envs, unroll_length)
     finished = actor.collect(buffer)
 
@@ -140,7 +141,7 @@ def test_a_time_limit_adds_the_discounted_value_of_the_final_observation_to_the_
     network = agent.make_network(env, {})
     with torch.no_grad():  # a value head far from 0 makes the bootstrap term easy to see
         network.value_head.bias.fill_(10.0)
-    actor = agent.PpoActor(network, env, unroll_length, GAMMA, terminal_on_life_loss=False, seed=2)
+    actor = OnPolicyActor(network, env, unroll_length, GAMMA, terminal_on_life_loss=False, seed=2)
     buffer = empty_buffer(env, num_envs, unroll_length)
     actor.collect(buffer)
 
@@ -316,7 +317,7 @@ def test_gaussian_policy_on_pendulum_clips_actions_for_the_env_but_stores_them_u
     network = agent.make_network(env, {})
     with torch.no_grad():
         network.log_std.fill_(1.0)  # std e: about half the samples fall outside [-2, 2]
-    actor = agent.PpoActor(network, env, unroll_length, GAMMA, terminal_on_life_loss=False, seed=9)
+    actor = OnPolicyActor(network, env, unroll_length, GAMMA, terminal_on_life_loss=False, seed=9)
     buffer = empty_buffer(env, num_envs, unroll_length)
     actor.collect(buffer)
 

@@ -1,0 +1,20 @@
+"""Watch an A2C checkpoint play its most likely actions, print its scores and record an mp4.
+
+    python -m deep_rl_zoo.a2c.eval_agent --load_checkpoint_file=checkpoints/A2C_CartPole-v1_9.ckpt
+"""
+
+import torch
+
+from deep_rl_zoo import flags, main_loop
+from deep_rl_zoo.a2c.agent import make_network
+from deep_rl_zoo.greedy_actors import PolicyGreedyActor
+
+flags.define_eval('')
+
+
+def main() -> None:
+    main_loop.evaluate_checkpoint('A2C', make_network, lambda network, env, seed: PolicyGreedyActor(network, torch.device('cpu')))
+
+
+if __name__ == '__main__':
+    flags.run(main)

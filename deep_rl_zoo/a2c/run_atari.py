@@ -1,0 +1,34 @@
+"""Train A2C on Atari: 16 environments x t_max 5 steps per update, gamma 0.99, entropy weight 0.01 and RMSProp
+(alpha 0.99) with the learning rate annealed to 0 as in Mnih et al. (2016, section 8 and supplement); learning rate
+7e-4, RMSProp epsilon 1e-5, value weight 0.5 and gradient norm clip 0.5 as in OpenAI Baselines' A2C (the paper
+tuned the learning rate per game). 10 iterations of 1M agent steps are Baselines' 40M frames.
+
+    python -m deep_rl_zoo.a2c.run_atari --environment_name=Breakout
+"""
+
+from deep_rl_zoo import flags
+from deep_rl_zoo.a2c import agent
+
+flags.define_common('Pong', atari=True)
+flags.define_distributed(num_actors=2, num_envs_per_actor=8)
+flags.define_a2c()
+flags.set_defaults(
+    num_iterations=10,
+    num_train_steps=1_000_000,
+    num_eval_steps=27_000,
+    learning_rate=7e-4,
+    discount=0.99,
+    unroll_length=5,
+    entropy_coef=0.01,
+    value_coef=0.5,
+    max_grad_norm=0.5,
+    learner_threads=2,
+)
+
+
+def main() -> None:
+    agent.train('atari')
+
+
+if __name__ == '__main__':
+    flags.run(main)

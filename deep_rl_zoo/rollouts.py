@@ -1,0 +1,102 @@
+"""On-policy rollouts shared by the actors + learner agents (PPO, A2C): the actor that samples the current
+policy for a vector of environments and writes fixed-length rollouts into shared-memory buffers.
+
+Each `collect` fills one rollout of `unroll_length` steps per environment: observations, sampled actions, their
+log-probabilities, the values V(s_0) ... V(s_T) (the last one bootstraps the end of the unroll), rewards and
+discounts gamma * (1 - terminal). A time-limit truncation is not a true end: the actor adds gamma * V(final
+observation) to the last reward so the return is bootstrapped rather than cut (Pardo et al. 2018).
+"""
+
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from deep_rl_zoo.greedy_actors import as_tensor
+from deep_rl_zoo.gym_env import VectorEnvironment
+from deep_rl_zoo.normalizer import RewardScaler
+from deep_rl_zoo.trackers import EpisodeTracker
+
+
+def policy_distribution(output: Any) -> torch.distributions.Distribution:
+    """The action distribution of a network output: categorical logits, or a diagonal Gaussian."""
+    if hasattr(output, 'logits'):
+        return torch.distributions.Categorical(logits=output.logits, validate_args=False)
+    return torch.distributions.Independent(torch.distributions.Normal(output.mean, output.log_std.exp(), validate_args=False), 1)
+
+
+def rollout_spec(env: VectorEnvironment, num_envs: int, unroll_length: int) -> dict[str, tuple[tuple[int, ...], torch.dtype]]:
+    """Shapes of one actor's rollout buffer for `num_envs` environments like `env`: [T, N, ...] per step,
+    values [T + 1, N] with the bootstrap value."""
+    steps = unroll_length
+    observation_space, action_space = env.single_observation_space, env.single_action_space
+    return {
+        'observation': ((steps, num_envs, *observation_space.shape), torch.from_numpy(np.empty(0, observation_space.dtype)).dtype),
+        'action': ((steps, num_envs, *action_space.shape), torch.int64 if not action_space.shape else torch.float32),
+        'log_prob': ((steps, num_envs), torch.float32),
+        'value': ((steps + 1, num_envs), torch.float32),
+        'reward': ((steps, num_envs), torch.float32),
+        'discount': ((steps, num_envs), torch.float32),
+    }
+
+
+class OnPolicyActor:
+    """Samples actions from the current policy for a vector of environments; fills one rollout per `collect`."""
+
+    def __init__(
+        self,
+        network: nn.Module,
+        env: VectorEnvironment,
+        unroll_length: int,
+        discount: float,
+        terminal_on_life_loss: bool,
+        seed: int,
+        device: torch.device = torch.device('cpu'),
+        scale_rewards: bool = False,
+    ):
+        self.network = network.to(device)
+        self.env = env
+        self.reward_scaler = RewardScaler(env.num_envs, discount) if scale_rewards else None
+        self.unroll_length = unroll_length
+        self.discount = discount
+        self.terminal_on_life_loss = terminal_on_life_loss
+        self.device = device
+        self._episodes = EpisodeTracker(env.num_envs)
+        self._observation = env.reset()
+        torch.manual_seed(seed)
+        space = env.single_action_space
+        self._action_bounds = (space.low, space.high) if space.shape else None
+
+    @torch.no_grad()
+    def collect(self, buffer: dict[str, torch.Tensor]) -> list[tuple[float, int]]:
+        finished: list[tuple[float, int]] = []
+        for t in range(self.unroll_length):
+            observation = as_tensor(self._observation, self.device)
+            output = self.network(observation)
+            distribution = policy_distribution(output)
+            action = distribution.sample()
+            log_prob = distribution.log_prob(action)
+            env_action = action.cpu().numpy()
+            if self._action_bounds is not None:
+                env_action = np.clip(env_action, *self._action_bounds)
+            step = self.env.step(env_action)
+            reward = step.reward
+            if self.reward_scaler is not None:
+                reward = self.reward_scaler.scale(reward, step.terminated | step.truncated)
+            reward = torch.from_numpy(reward.astype(np.float32))
+            truncated = step.truncated & ~step.terminated
+            if truncated.any():  # bootstrap a time limit instead of treating it as the end of the world
+                final = as_tensor(step.final_observation[truncated], self.device)
+                reward[truncated] += self.discount * self.network(final).value.float().cpu()
+            terminal = step.terminated | step.truncated | (step.life_loss & self.terminal_on_life_loss)
+            buffer['observation'][t] = observation.cpu()
+            buffer['action'][t] = action.cpu()
+            buffer['log_prob'][t] = log_prob.cpu()
+            buffer['value'][t] = output.value.cpu()
+            buffer['reward'][t] = reward
+            buffer['discount'][t] = torch.from_numpy(self.discount * (1.0 - terminal.astype(np.float32)))
+            finished += self._episodes.step(step.raw_reward, step.terminated | step.truncated)
+            self._observation = step.observation
+        buffer['value'][self.unroll_length] = self.network(as_tensor(self._observation, self.device)).value.cpu()
+        return finished
