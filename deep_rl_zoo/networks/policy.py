@@ -84,3 +84,34 @@ def mlp_actor_critic(observation_size: int, num_actions: int, hidden_sizes=(64, 
 def nature_cnn_actor_critic(num_actions: int, frame_stack: int = 4) -> CategoricalActorCritic:
     """One shared Nature CNN torso for both heads, as in the PPO paper's Atari setup."""
     return CategoricalActorCritic(NatureCnnTorso(frame_stack), num_actions)
+
+
+class CategoricalPolicyOutput(NamedTuple):
+    logits: torch.Tensor  # [B, A]
+
+
+class CategoricalPolicy(nn.Module):
+    """pi(.|s) as logits, with no value head (REINFORCE without a baseline).
+
+    The head has the small-gain (0.01) orthogonal initialisation of `CategoricalActorCritic`, so the first policy
+    is near uniform."""
+
+    def __init__(self, torso: nn.Module, num_actions: int):
+        super().__init__()
+        if num_actions < 1:
+            raise ValueError(f'num_actions must be >= 1, got {num_actions}')
+        self.torso = orthogonal_init(torso)
+        self.policy_head = orthogonal_init(nn.Linear(torso.output_size, num_actions), gain=0.01)
+
+    def forward(self, observation: torch.Tensor) -> CategoricalPolicyOutput:
+        return CategoricalPolicyOutput(self.policy_head(self.torso(observation)))
+
+
+def mlp_policy(observation_size: int, num_actions: int, hidden_sizes=(64, 64)) -> CategoricalPolicy:
+    """The policy half of `mlp_actor_critic`: a tanh MLP and logits."""
+    return CategoricalPolicy(MlpTorso(observation_size, hidden_sizes, nn.Tanh), num_actions)
+
+
+def nature_cnn_policy(num_actions: int, frame_stack: int = 4) -> CategoricalPolicy:
+    """A Nature CNN torso and logits."""
+    return CategoricalPolicy(NatureCnnTorso(frame_stack), num_actions)

@@ -1,0 +1,1 @@
+"""REINFORCE: Monte-Carlo policy gradient (Williams 1992)."""

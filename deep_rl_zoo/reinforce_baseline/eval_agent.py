@@ -1,0 +1,22 @@
+"""Watch a REINFORCE with baseline checkpoint play its most likely actions, print its scores and record an mp4.
+
+    python -m deep_rl_zoo.reinforce_baseline.eval_agent --load_checkpoint_file=checkpoints/REINFORCE_BASELINE_CartPole-v1_9.ckpt
+"""
+
+import torch
+
+from deep_rl_zoo import flags, main_loop
+from deep_rl_zoo.greedy_actors import PolicyGreedyActor
+from deep_rl_zoo.reinforce_baseline.agent import make_network
+
+flags.define_eval('')
+
+
+def main() -> None:
+    main_loop.evaluate_checkpoint(
+        'REINFORCE_BASELINE', make_network, lambda network, env, seed: PolicyGreedyActor(network, torch.device('cpu'))
+    )
+
+
+if __name__ == '__main__':
+    flags.run(main)
