@@ -25,6 +25,7 @@ import torch
 from torch import nn
 
 from deep_rl_zoo import replay as replay_lib
+from deep_rl_zoo import trackers
 from deep_rl_zoo.greedy_actors import as_tensor, epsilon_greedy
 from deep_rl_zoo.gym_env import VectorEnvironment, VectorStep
 from deep_rl_zoo.schedule import LinearSchedule
@@ -83,7 +84,7 @@ class ReplayAgent:
         self._last_observation: np.ndarray | None = None
         self.env_steps = 0
         self.learner_steps = 0
-        self._statistics: dict[str, list[float]] = {}
+        self.statistics = trackers.LearnerStatistics()
 
     @property
     def epsilon(self) -> float:
@@ -138,7 +139,7 @@ class ReplayAgent:
         if self.prioritized:
             self.replay.update_priorities(sample.keys, priorities.cpu().numpy())
         self.learner_steps += 1
-        self.record('loss', loss.item())
+        self.statistics.record(loss=loss.item())
         if self.learner_steps % self.target_network_update_interval == 0:
             self.target_network.load_state_dict(self.online_network.state_dict())
 
@@ -152,10 +153,6 @@ class ReplayAgent:
             s_t=as_tensor(transitions.s_t, self.device),
         )
 
-    def record(self, name: str, value: float) -> None:
-        """Adds a value to the learner statistics averaged until the next `learner_statistics()` call."""
-        self._statistics.setdefault(name, []).append(value)
-
     def agent_statistics(self) -> dict[str, float]:
         statistics = {'exploration_epsilon': self.epsilon, 'replay_size': float(self.replay.size)}
         if self.prioritized:
@@ -163,9 +160,7 @@ class ReplayAgent:
         return statistics
 
     def learner_statistics(self) -> dict[str, float]:
-        statistics = {name: float(np.mean(values)) for name, values in self._statistics.items() if values}
-        self._statistics.clear()
-        return statistics
+        return self.statistics.means()
 
     def state_dict(self) -> dict[str, Any]:
         return {

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 import numpy as np
+import torch
 from torch.utils.tensorboard import SummaryWriter
 
 PERFORMANCE_PREFIX = "performance(env_steps)"
@@ -383,3 +384,32 @@ class ConsoleProgress:
             self._stream.write("\n")
             self._stream.flush()
             self._last_line_length = 0
+
+
+class LearnerStatistics:
+    """Learner values recorded by name during an iteration, read back as one mean per name (then forgotten).
+
+    Tensors are kept as they are, on their device, until `means()`: recording costs no device synchronisation.
+    """
+
+    def __init__(self) -> None:
+        self._values: dict[str, list[Any]] = {}
+
+    def record(self, **values: Any) -> None:
+        """Adds each value (a number or a one-element tensor) under its name."""
+        for name, value in values.items():
+            self._values.setdefault(name, []).append(value.detach() if isinstance(value, torch.Tensor) else value)
+
+    def means(self) -> dict[str, float]:
+        """The mean of each name's values since the last call."""
+        means = {}
+        for name, values in self._values.items():
+            tensors = [value for value in values if isinstance(value, torch.Tensor)]
+            if not tensors:
+                means[name] = float(np.mean(values))
+                continue
+            device = tensors[0].device
+            stacked = torch.stack([torch.as_tensor(value, dtype=torch.float32, device=device).reshape(()) for value in values])
+            means[name] = stacked.mean().item()
+        self._values.clear()
+        return means

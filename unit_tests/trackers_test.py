@@ -260,3 +260,13 @@ def test_console_progress_redraws_one_line_on_a_terminal():
     first = "env steps 0/1,000 (0.0%) | n/a frames/s | return n/a | ETA n/a"
     second = "env steps 100/1,000 (10.0%) | 100 frames/s | return 2.00 | ETA 0:00:09"
     assert terminal.getvalue() == "\r" + first + "\r" + second.ljust(len(first)) + "\n"
+
+
+def test_learner_statistics_average_numbers_and_tensors_per_name_then_forget_them():
+    statistics = trackers.LearnerStatistics()
+    statistics.record(loss=1.0, entropy=torch.tensor(0.5))
+    statistics.record(loss=2.0, entropy=torch.tensor([1.5], requires_grad=True) * 1.0)  # kept detached
+    statistics.record(loss=4.5)
+    means = statistics.means()
+    assert means == {'loss': 2.5, 'entropy': 1.0}
+    assert statistics.means() == {}  # each iteration reports only its own values

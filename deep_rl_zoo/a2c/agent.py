@@ -32,7 +32,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from deep_rl_zoo import main_loop, multistep, policy_gradient
+from deep_rl_zoo import main_loop, multistep, policy_gradient, trackers
 from deep_rl_zoo.gym_env import VectorEnvironment
 from deep_rl_zoo.networks.policy import CategoricalActorCritic, mlp_actor_critic, nature_cnn_actor_critic
 from deep_rl_zoo.rollouts import OnPolicyActor, rollout_spec
@@ -76,7 +76,7 @@ class A2cLearner:
         self.learning_rate = LinearSchedule(learning_rate, 0.0 if anneal_learning_rate else learning_rate, total_updates)
         self.learner_steps = 0  # gradient steps, one per batch of rollouts
         self.samples_used = 0  # (state, action) samples learned from, each exactly once
-        self._statistics: dict[str, list[torch.Tensor]] = {}
+        self.statistics = trackers.LearnerStatistics()
 
     def returns(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         """[T, N] return targets: n-step returns bootstrapped from V(s_T) (lambda 1), else GAE + V."""
@@ -103,7 +103,7 @@ class A2cLearner:
 
         self.learner_steps += 1
         self.samples_used += returns.shape[0]
-        self._record(
+        self.statistics.record(
             policy_loss=pg.extra.policy_loss.mean(),
             value_loss=pg.extra.value_loss.mean(),
             entropy=-entropy_loss.detach(),
@@ -112,15 +112,8 @@ class A2cLearner:
             learning_rate=self.learning_rate(self.learner_steps - 1),
         )
 
-    def _record(self, **values: float | torch.Tensor) -> None:
-        """Keeps statistics as they come (tensors stay on the device: no synchronisation per update)."""
-        for name, value in values.items():
-            self._statistics.setdefault(name, []).append(torch.as_tensor(value, dtype=torch.float32, device=self.device))
-
     def learner_statistics(self) -> dict[str, float]:
-        statistics = {name: torch.stack(values).mean().item() for name, values in self._statistics.items()}
-        self._statistics.clear()
-        return statistics
+        return self.statistics.means()
 
     def agent_statistics(self) -> dict[str, float]:
         return {}

@@ -26,7 +26,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from deep_rl_zoo import main_loop, multistep, policy_gradient
+from deep_rl_zoo import main_loop, multistep, policy_gradient, trackers
 from deep_rl_zoo.greedy_actors import PolicyGreedyActor, as_tensor
 from deep_rl_zoo.gym_env import VectorEnvironment, VectorStep
 from deep_rl_zoo.networks.policy import mlp_actor_critic, nature_cnn_actor_critic
@@ -64,7 +64,7 @@ class ActorCritic:
         self.learner_steps = 0
         self._last_observation: np.ndarray | None = None
         self._unroll: dict[str, list[torch.Tensor]] = {'observation': [], 'action': [], 'reward': [], 'discount': []}
-        self._statistics: dict[str, list[float]] = {}
+        self.statistics = trackers.LearnerStatistics()
 
     # ------------------------------------------------------------------------------------------ acting
 
@@ -122,7 +122,7 @@ class ActorCritic:
             nn.utils.clip_grad_norm_(self.online_network.parameters(), self.max_grad_norm)
         self.optimizer.step()
         self.learner_steps += 1
-        self._record(
+        self.statistics.record(
             loss=loss.item(),
             policy_loss=terms.extra.policy_loss.mean().item(),
             value_loss=terms.extra.value_loss.mean().item(),
@@ -132,18 +132,11 @@ class ActorCritic:
 
     # ------------------------------------------------------------------------------------------ bookkeeping
 
-    def _record(self, **values: float) -> None:
-        for name, value in values.items():
-            self._statistics.setdefault(name, []).append(value)
-
     def agent_statistics(self) -> dict[str, float]:
         return {}
 
     def learner_statistics(self) -> dict[str, float]:
-        """Losses, policy entropy and mean advantage averaged over the updates since the last call."""
-        statistics = {name: float(np.mean(values)) for name, values in self._statistics.items() if values}
-        self._statistics.clear()
-        return statistics
+        return self.statistics.means()
 
     def state_dict(self) -> dict[str, Any]:
         """Network, optimizer and counters. An unfinished unroll is not saved: a resumed run starts a new one

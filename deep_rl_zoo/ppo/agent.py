@@ -21,7 +21,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from deep_rl_zoo import main_loop, multistep, policy_gradient
+from deep_rl_zoo import main_loop, multistep, policy_gradient, trackers
 from deep_rl_zoo.gym_env import VectorEnvironment
 from deep_rl_zoo.networks.policy import GaussianActorCritic, mlp_actor_critic, nature_cnn_actor_critic
 from deep_rl_zoo.rollouts import OnPolicyActor, policy_distribution, rollout_spec
@@ -66,7 +66,7 @@ class PpoLearner:
         self.learning_rate = LinearSchedule(learning_rate, 0.0 if anneal_learning_rate else learning_rate, total_updates)
         self.clip_epsilon = LinearSchedule(clip_epsilon, 0.0 if anneal_clip_epsilon else clip_epsilon, total_updates)
         self.learner_steps = 0  # updates (one per batch of rollouts)
-        self._statistics: dict[str, list[float]] = {}
+        self.statistics = trackers.LearnerStatistics()
 
     def update(self, buffers: list[dict[str, torch.Tensor]]) -> None:
         batch = {name: torch.cat([buffer[name] for buffer in buffers], dim=1).to(self.device) for name in buffers[0]}
@@ -93,7 +93,7 @@ class PpoLearner:
             for start in range(0, num_samples - minibatch_size + 1, minibatch_size):
                 self._minibatch_step({name: value[permutation[start : start + minibatch_size]] for name, value in samples.items()}, clip_epsilon)
         self.learner_steps += 1
-        self._record(explained_variance=_explained_variance(samples['value'], samples['return']), learning_rate=self.learning_rate(self.learner_steps - 1), clip_epsilon=clip_epsilon)
+        self.statistics.record(explained_variance=_explained_variance(samples['value'], samples['return']), learning_rate=self.learning_rate(self.learner_steps - 1), clip_epsilon=clip_epsilon)
 
     def _minibatch_step(self, minibatch: dict[str, torch.Tensor], clip_epsilon: float) -> None:
         output = self.network(minibatch['observation'])
@@ -113,7 +113,7 @@ class PpoLearner:
         if self.max_grad_norm > 0:
             nn.utils.clip_grad_norm_(self.network.parameters(), self.max_grad_norm)
         self.optimizer.step()
-        self._record(
+        self.statistics.record(
             policy_loss=policy_loss.detach(),
             value_loss=value_loss.detach(),
             entropy=entropy.detach(),
@@ -121,15 +121,8 @@ class PpoLearner:
             clip_fraction=policy_gradient.clip_fraction(log_prob, minibatch['log_prob'], clip_epsilon),
         )
 
-    def _record(self, **values: float | torch.Tensor) -> None:
-        """Keeps statistics as they come (tensors stay on the device: no synchronisation per minibatch)."""
-        for name, value in values.items():
-            self._statistics.setdefault(name, []).append(torch.as_tensor(value, dtype=torch.float32, device=self.device))
-
     def learner_statistics(self) -> dict[str, float]:
-        statistics = {name: torch.stack(values).mean().item() for name, values in self._statistics.items()}
-        self._statistics.clear()
-        return statistics
+        return self.statistics.means()
 
     def agent_statistics(self) -> dict[str, float]:
         return {}

@@ -31,7 +31,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from deep_rl_zoo import main_loop, multistep, policy_gradient
+from deep_rl_zoo import main_loop, multistep, policy_gradient, trackers
 from deep_rl_zoo.greedy_actors import PolicyGreedyActor, as_tensor
 from deep_rl_zoo.gym_env import VectorEnvironment, VectorStep
 from deep_rl_zoo.networks.policy import mlp_policy, nature_cnn_policy
@@ -102,7 +102,7 @@ class Reinforce:
         self.env_steps = 0
         self.learner_steps = 0
         self.discarded_steps = 0
-        self._statistics: dict[str, list[float]] = {}
+        self.statistics = trackers.LearnerStatistics()
 
     def act(self, observation: np.ndarray) -> np.ndarray:
         """Actions sampled from pi(.|s) for every environment, from one forward pass."""
@@ -171,8 +171,8 @@ class Reinforce:
         advantages = policy_gradient.normalize_advantages(returns) if self.normalize_advantages else returns
         policy_loss = policy_gradient.policy_gradient_loss(logits, batch.action, advantages).mean()
         entropy_loss = policy_gradient.entropy_loss(logits).mean()
-        self.record('policy_loss', policy_loss.item())
-        self.record('entropy', -entropy_loss.item())
+        self.statistics.record(policy_loss=policy_loss.item())
+        self.statistics.record(entropy=-entropy_loss.item())
         return policy_loss + self.entropy_coef * entropy_loss
 
     def learn(self) -> None:
@@ -185,20 +185,14 @@ class Reinforce:
             nn.utils.clip_grad_norm_(self.online_network.parameters(), self.max_grad_norm)
         self.optimizer.step()
         self.learner_steps += 1
-        self.record('loss', loss.item())
-        self.record('update_steps', float(len(batch.reward)))
-
-    def record(self, name: str, value: float) -> None:
-        """Adds a value to the learner statistics averaged until the next `learner_statistics()` call."""
-        self._statistics.setdefault(name, []).append(value)
+        self.statistics.record(loss=loss.item())
+        self.statistics.record(update_steps=float(len(batch.reward)))
 
     def agent_statistics(self) -> dict[str, float]:
         return {'discarded_steps': float(self.discarded_steps)}
 
     def learner_statistics(self) -> dict[str, float]:
-        statistics = {name: float(np.mean(values)) for name, values in self._statistics.items() if values}
-        self._statistics.clear()
-        return statistics
+        return self.statistics.means()
 
     def state_dict(self) -> dict[str, Any]:
         return {

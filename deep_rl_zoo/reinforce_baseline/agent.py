@@ -55,9 +55,9 @@ class ReinforceBaseline(Reinforce):
             )
             loss, policy_loss, value_loss = terms.loss, terms.extra.policy_loss, terms.extra.value_loss
         entropy_loss = policy_gradient.entropy_loss(output.logits).mean()
-        self.record('policy_loss', policy_loss.mean().item())
-        self.record('value_loss', value_loss.mean().item())
-        self.record('entropy', -entropy_loss.item())
+        self.statistics.record(policy_loss=policy_loss.mean().item())
+        self.statistics.record(value_loss=value_loss.mean().item())
+        self.statistics.record(entropy=-entropy_loss.item())
         return loss.mean() + self.entropy_coef * entropy_loss
 
 
