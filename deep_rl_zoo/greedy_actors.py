@@ -72,6 +72,12 @@ class PolicyGreedyActor:
         pass
 
 
+def greedy_policy_actor(network: nn.Module, epsilon: float, seed: int, device: torch.device) -> PolicyGreedyActor:
+    """The evaluation actor of single-process policy agents (`main_loop.train_value_agent`'s `make_eval_actor`):
+    the policy's most likely action; `epsilon` and `seed` are unused."""
+    return PolicyGreedyActor(network, device)
+
+
 class RecurrentEpsilonGreedyActor:
     """Epsilon-greedy acting with a recurrent Q network (DRQN), one LSTM state per environment.
 

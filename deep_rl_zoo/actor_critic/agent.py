@@ -27,7 +27,7 @@ import torch
 from torch import nn
 
 from deep_rl_zoo import main_loop, multistep, policy_gradient, trackers
-from deep_rl_zoo.greedy_actors import PolicyGreedyActor, as_tensor
+from deep_rl_zoo.greedy_actors import as_tensor, greedy_policy_actor
 from deep_rl_zoo.gym_env import VectorEnvironment, VectorStep
 from deep_rl_zoo.networks.policy import mlp_actor_critic, nature_cnn_actor_critic
 
@@ -178,13 +178,9 @@ def make_network(env: VectorEnvironment, values: dict[str, Any]) -> nn.Module:
     return mlp_actor_critic(observation_shape[0], num_actions)
 
 
-def make_eval_actor(network: nn.Module, epsilon: float, seed: int, device: torch.device) -> PolicyGreedyActor:
-    """Evaluation plays the policy's most likely action (no epsilon)."""
-    return PolicyGreedyActor(network, device)
-
 
 def train(kind: str) -> None:
     """Entry point of the actor-critic run scripts: environments, agent and iterations from the parsed flags."""
     main_loop.train_value_agent(
-        kind, lambda env, values, device: build_agent(make_network(env, values), env, values, device), make_eval_actor=make_eval_actor
+        kind, lambda env, values, device: build_agent(make_network(env, values), env, values, device), make_eval_actor=greedy_policy_actor
     )

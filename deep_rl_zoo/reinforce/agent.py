@@ -32,7 +32,7 @@ import torch
 from torch import nn
 
 from deep_rl_zoo import main_loop, multistep, policy_gradient, trackers
-from deep_rl_zoo.greedy_actors import PolicyGreedyActor, as_tensor
+from deep_rl_zoo.greedy_actors import as_tensor, greedy_policy_actor
 from deep_rl_zoo.gym_env import VectorEnvironment, VectorStep
 from deep_rl_zoo.networks.policy import mlp_policy, nature_cnn_policy
 
@@ -239,13 +239,9 @@ def make_network(env: VectorEnvironment, values: dict[str, Any]) -> nn.Module:
     return mlp_policy(observation_shape[0], num_actions)
 
 
-def greedy_actor(network: nn.Module, epsilon: float, seed: int, device: torch.device) -> PolicyGreedyActor:
-    """The evaluation actor: the policy's most likely action (`epsilon` and `seed` are unused)."""
-    return PolicyGreedyActor(network, device)
-
 
 def train(kind: str) -> None:
     """Entry point of REINFORCE's run scripts: environments, agent and iterations from the parsed flags."""
     main_loop.train_value_agent(
-        kind, lambda env, values, device: build_agent(Reinforce, make_network(env, values), env, values, device), greedy_actor
+        kind, lambda env, values, device: build_agent(Reinforce, make_network(env, values), env, values, device), greedy_policy_actor
     )

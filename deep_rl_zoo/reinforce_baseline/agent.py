@@ -23,7 +23,8 @@ from torch import nn
 from deep_rl_zoo import main_loop, multistep, policy_gradient, value_learning
 from deep_rl_zoo.gym_env import VectorEnvironment
 from deep_rl_zoo.networks.policy import mlp_actor_critic, nature_cnn_actor_critic
-from deep_rl_zoo.reinforce.agent import EpisodeBatch, Reinforce, build_agent, greedy_actor
+from deep_rl_zoo.greedy_actors import greedy_policy_actor
+from deep_rl_zoo.reinforce.agent import EpisodeBatch, Reinforce, build_agent
 
 
 class ReinforceBaseline(Reinforce):
@@ -76,5 +77,5 @@ def train(kind: str) -> None:
         lambda env, values, device: build_agent(
             ReinforceBaseline, make_network(env, values), env, values, device, value_coef=values['value_coef']
         ),
-        greedy_actor,
+        greedy_policy_actor,
     )
