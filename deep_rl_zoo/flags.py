@@ -118,6 +118,17 @@ def run(main: Callable[[], None]) -> None:
     app.run(guarded_main, flags_parser=parse_flags)
 
 
+def _define_num_envs(default: int) -> None:
+    """--num_envs, shared by the single-process agents (each family with its own default)."""
+    flags.DEFINE_integer('num_envs', default, 'Environments stepped together by the acting loop.', lower_bound=1)
+
+
+def _define_loss_weights(entropy_coef: float) -> None:
+    """--entropy_coef and --value_coef, shared by the policy-gradient agents (each with its own entropy default)."""
+    flags.DEFINE_float('entropy_coef', entropy_coef, 'Weight of the entropy bonus.', lower_bound=0.0)
+    flags.DEFINE_float('value_coef', 0.5, 'Weight of the value (baseline) loss.', lower_bound=0.0)
+
+
 @_record_new_flags
 def define_value_learning() -> None:
     """Flags of the replay-based value agents (DQN and its family)."""
@@ -133,7 +144,7 @@ def define_value_learning() -> None:
     flags.DEFINE_float('exploration_epsilon_end_value', 0.01, 'Exploration epsilon after the decay.', lower_bound=0.0, upper_bound=1.0)
     flags.DEFINE_integer('exploration_epsilon_decay_step', 100_000, 'Environment steps of the linear epsilon decay.', lower_bound=0)
     _define_eval_exploration_epsilon()
-    flags.DEFINE_integer('num_envs', 1, 'Environments stepped together by the acting loop.', lower_bound=1)
+    _define_num_envs(1)
 
 
 # Defaults the replay-based Q agents start from; each run script then sets only what its algorithm changes.
@@ -221,8 +232,7 @@ def define_ppo() -> None:
     flags.DEFINE_integer('num_minibatches', 4, 'Minibatches each pass is split into.', lower_bound=1)
     flags.DEFINE_float('clip_epsilon', 0.1, 'PPO ratio clip range epsilon.', lower_bound=0.0)
     flags.DEFINE_bool('clip_value', True, 'Clip the value update to the same range (PPO implementations detail).')
-    flags.DEFINE_float('entropy_coef', 0.01, 'Weight of the entropy bonus.', lower_bound=0.0)
-    flags.DEFINE_float('value_coef', 0.5, 'Weight of the value loss.', lower_bound=0.0)
+    _define_loss_weights(entropy_coef=0.01)
     flags.DEFINE_float('gae_lambda', 0.95, 'GAE lambda.', lower_bound=0.0, upper_bound=1.0)
     flags.DEFINE_bool('normalize_advantages', True, 'Normalise advantages per minibatch.')
     flags.DEFINE_bool('anneal_learning_rate', True, 'Decay the learning rate linearly to 0 over the run.')
@@ -234,18 +244,16 @@ def define_ppo() -> None:
 @_record_new_flags
 def define_actor_critic() -> None:
     """Flags of the single-process n-step actor-critic (Konda & Tsitsiklis 2000; Sutton & Barto 2018, section 13.5)."""
-    flags.DEFINE_integer('num_envs', 8, 'Environments stepped together by the acting loop.', lower_bound=1)
+    _define_num_envs(8)
     flags.DEFINE_integer('unroll_length', 5, 'n: steps each environment takes between updates; returns look at most n steps ahead (1 is the one-step method).', lower_bound=1)
-    flags.DEFINE_float('entropy_coef', 0.0, 'Weight of the entropy bonus.', lower_bound=0.0)
-    flags.DEFINE_float('value_coef', 0.5, 'Weight of the value loss.', lower_bound=0.0)
+    _define_loss_weights(entropy_coef=0.0)
 
 
 @_record_new_flags
 def define_a2c() -> None:
     """Flags of synchronous advantage actor-critic (A2C, the synchronous form of A3C: Mnih et al. 2016)."""
     flags.DEFINE_integer('unroll_length', 5, 't_max: steps each environment contributes to one update (5 in the paper).', lower_bound=1)
-    flags.DEFINE_float('entropy_coef', 0.01, 'Weight beta of the entropy bonus (0.01 in the paper).', lower_bound=0.0)
-    flags.DEFINE_float('value_coef', 0.5, 'Weight of the value loss.', lower_bound=0.0)
+    _define_loss_weights(entropy_coef=0.01)  # beta = 0.01 in the paper
     flags.DEFINE_float('gae_lambda', 1.0, 'GAE lambda; 1 is the paper: returns bootstrapped from the value after the unroll.', lower_bound=0.0, upper_bound=1.0)
     flags.DEFINE_bool('anneal_learning_rate', True, 'Decay the learning rate linearly to 0 over the run (as in the paper).')
     flags.DEFINE_enum('optimizer', 'rmsprop', ['rmsprop', 'adam'], 'RMSProp as in the paper, or Adam.')
@@ -256,8 +264,7 @@ def define_a2c() -> None:
 @_record_new_flags
 def define_reinforce() -> None:
     """Flags of Monte-Carlo policy gradient, REINFORCE with or without a baseline (Williams 1992)."""
-    flags.DEFINE_integer('num_envs', 1, 'Environments stepped together by the acting loop.', lower_bound=1)
+    _define_num_envs(1)
     flags.DEFINE_integer('num_episodes_per_update', 1, 'Complete episodes of each update (a multiple of --num_envs: each environment gives the same number).', lower_bound=1)
-    flags.DEFINE_float('entropy_coef', 0.0, 'Weight of the entropy bonus.', lower_bound=0.0)
-    flags.DEFINE_float('value_coef', 0.5, 'Weight of the baseline (value) loss; REINFORCE with baseline only.', lower_bound=0.0)
+    _define_loss_weights(entropy_coef=0.0)  # value_coef is used by REINFORCE with baseline only
     flags.DEFINE_bool('normalize_advantages', False, 'Standardise the returns (REINFORCE) or advantages (with baseline) over each update.')
