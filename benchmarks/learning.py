@@ -59,6 +59,8 @@ EVAL_STEPS = {
     'Acrobot-v1': 2_500,
 }
 DEFAULT_EVAL_STEPS = 5_000  # MuJoCo tasks: five 1,000-step episodes
+# Agents whose run scripts sit in another package: name -> (package, suffix of the run script).
+VARIANTS = {'a2c_grad': ('a2c', '_grad')}
 CLASSIC_ENVIRONMENTS = ('CartPole-v1', 'LunarLander-v3', 'LunarLander-v2', 'MountainCar-v0', 'Acrobot-v1')
 POLL_SECONDS = 0.25
 
@@ -148,10 +150,11 @@ def environment_kind(environment: str) -> str:
 
 
 def run_module(agent: str, environment: str) -> str:
-    """The run script of `agent` for `environment`, e.g. deep_rl_zoo.ppo.run_classic."""
-    script = 'run_classic' if environment_kind(environment) == 'classic' else 'run_continuous'
-    module = f'deep_rl_zoo.{agent}.{script}'
-    if not (REPO_ROOT / 'deep_rl_zoo' / agent / f'{script}.py').exists():
+    """The run script of `agent` for `environment`, e.g. deep_rl_zoo.ppo.run_classic (a2c_grad: run_classic_grad)."""
+    package, suffix = VARIANTS.get(agent, (agent, ''))
+    script = ('run_classic' if environment_kind(environment) == 'classic' else 'run_continuous') + suffix
+    module = f'deep_rl_zoo.{package}.{script}'
+    if not (REPO_ROOT / 'deep_rl_zoo' / package / f'{script}.py').exists():
         raise SystemExit(f'error: agent {agent!r} has no {script}.py for {environment} (no module {module})')
     return module
 

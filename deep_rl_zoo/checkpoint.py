@@ -264,7 +264,7 @@ def _check_payload(path: str, payload: Any) -> None:
 def load_checkpoint(
     path: str | None,
     *,
-    agent_name: str | None = None,
+    agent_name: str | tuple[str, ...] | None = None,
     environment_name: str | None = None,
     map_location: Any = "cpu",
 ) -> dict:
@@ -272,7 +272,7 @@ def load_checkpoint(
 
     Args:
       path: the .ckpt file (usually the --load_checkpoint_file flag).
-      agent_name: when given, the checkpoint must have been written by this agent.
+      agent_name: when given, the checkpoint must have been written by this agent (or one of these agents).
       environment_name: when given, the checkpoint must be for this environment ('LunarLander-v2' and
         'LunarLander-v3' count as the same).
       map_location: passed to `torch.load`, e.g. 'cpu' or 'cuda:0'.
@@ -297,10 +297,12 @@ def load_checkpoint(
     payload = _read_payload(path, map_location)
     _check_payload(path, payload)
 
-    if agent_name is not None and payload["agent_name"] != agent_name:
+    agent_names = (agent_name,) if isinstance(agent_name, str) else agent_name
+    if agent_names is not None and payload["agent_name"] not in agent_names:
+        expected = " or ".join(agent_names)
         raise CheckpointError(
-            f"checkpoint {path} was written by agent {payload['agent_name']}, not {agent_name}: "
-            f"pass a checkpoint written by {agent_name}"
+            f"checkpoint {path} was written by agent {payload['agent_name']}, not {expected}: "
+            f"pass a checkpoint written by {expected}"
         )
     if environment_name is not None and not _same_environment(payload["environment_name"], environment_name):
         raise CheckpointError(

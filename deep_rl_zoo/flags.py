@@ -10,6 +10,7 @@ from typing import Any, Callable
 
 from absl import app, flags
 
+from deep_rl_zoo import gradient_compression
 from deep_rl_zoo.checkpoint import CheckpointError
 from deep_rl_zoo.distributed import ActorCrashError
 
@@ -259,6 +260,16 @@ def define_a2c() -> None:
     flags.DEFINE_enum('optimizer', 'rmsprop', ['rmsprop', 'adam'], 'RMSProp as in the paper, or Adam.')
     flags.DEFINE_float('rmsprop_alpha', 0.99, 'RMSProp decay alpha of the squared-gradient average (0.99 in the paper).', lower_bound=0.0, upper_bound=1.0)
     flags.DEFINE_float('optimizer_eps', 1e-5, 'Epsilon added to the denominator of RMSProp or Adam.', lower_bound=0.0)
+
+
+@_record_new_flags
+def define_actor_gradients() -> None:
+    """Flags of runs whose actors compute the gradients and send them to the learner (A2C's gradient variant)."""
+    flags.DEFINE_enum(
+        'gradient_compression', 'bfloat16', list(gradient_compression.METHODS),
+        'How actors send gradients: float32, bfloat16 (half the bytes) or int8 with a scale per block of 256 and '
+        'stochastic rounding (a quarter of the bytes, unbiased).',
+    )
 
 
 @_record_new_flags

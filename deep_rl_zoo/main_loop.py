@@ -457,11 +457,12 @@ class _RecordingActor:
 
 
 def evaluate_checkpoint(
-    agent_name: str,
+    agent_name: str | tuple[str, ...],
     make_network: Callable[[VectorEnvironment, dict[str, Any]], nn.Module],
     make_actor: Callable[[nn.Module, VectorEnvironment, int], Actor],
 ) -> dict[str, Any]:
-    """Entry point of every eval_agent: load a checkpoint, play greedily, print the scores, record an mp4."""
+    """Entry point of every eval_agent: load a checkpoint (of `agent_name`, or of one of several agents whose
+    networks are alike), play greedily, print the scores, record an mp4."""
     from deep_rl_zoo import flags
 
     values = flags.flag_values()
@@ -487,12 +488,12 @@ def evaluate_checkpoint(
     returns = np.array([episode_return for episode_return, _ in played['finished']])
     note = ' (no episode finished: the unfinished one is reported)' if played['partial'] else ''
     print(
-        f'{agent_name} on {loaded["environment_name"]}, checkpoint {values["load_checkpoint_file"]}: '
+        f'{loaded["agent_name"]} on {loaded["environment_name"]}, checkpoint {values["load_checkpoint_file"]}: '
         f'{len(returns)} episodes, return mean {returns.mean():.2f} std {returns.std():.2f} '
         f'min {returns.min():.2f} max {returns.max():.2f}{note}'
     )
     if recorder is not None:
-        video = _write_video(recorder.frames, values['recording_video_dir'], agent_name, loaded['environment_name'])
+        video = _write_video(recorder.frames, values['recording_video_dir'], loaded['agent_name'], loaded['environment_name'])
         print(f'video of the first episode: {video}')
     return {'returns': returns, 'partial': played['partial']}
 

@@ -47,6 +47,12 @@ def test_extra_flags_apply_to_all_or_to_the_named_agent():
     assert learning.agent_flags(extra, 'ppo') == ['--learning_rate=5e-4', '--num_epochs=10', '--clip_epsilon=0.1']
 
 
+def test_run_modules_of_agents_and_of_the_a2c_gradient_variant():
+    assert learning.run_module('ppo', 'CartPole-v1') == 'deep_rl_zoo.ppo.run_classic'
+    assert learning.run_module('ppo', 'Pendulum-v1') == 'deep_rl_zoo.ppo.run_continuous'
+    assert learning.run_module('a2c_grad', 'LunarLander-v3') == 'deep_rl_zoo.a2c.run_classic_grad'
+
+
 def _write_run(directory: Path, evals: list[float], seconds: list[float]) -> learning.Run:
     run = learning.Run('ppo', 'CartPole-v1', len(evals), directory)
     directory.mkdir(parents=True)

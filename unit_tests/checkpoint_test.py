@@ -218,6 +218,15 @@ def test_agent_mismatch_is_refused(tmp_path):
     )
 
 
+def test_any_of_several_agents_is_accepted_and_another_refused_naming_them(tmp_path):
+    path = tmp_path / "A2C-grad_Pong_0.ckpt"
+    _save(path, agent_name="A2C-grad")
+    assert checkpoint.load_checkpoint(str(path), agent_name=("A2C", "A2C-grad"))["agent_name"] == "A2C-grad"
+    assert _load_error(str(path), agent_name=("PPO", "IMPALA")) == (
+        f"checkpoint {path} was written by agent A2C-grad, not PPO or IMPALA: pass a checkpoint written by PPO or IMPALA"
+    )
+
+
 def test_environment_mismatch_is_refused(tmp_path):
     path = tmp_path / "PPO_Pong_0.ckpt"
     _save(path, environment_name="Pong")

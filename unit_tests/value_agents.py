@@ -74,9 +74,10 @@ class Agent:
 
     name: str  # 'DQN'
     package: str  # 'deep_rl_zoo.dqn'
+    run_suffix: str = ''  # '_grad': a variant's run scripts (run_classic_grad, ...); eval_agent is the package's
 
     def module(self, script: str) -> str:
-        return f'{self.package}.{script}'
+        return f'{self.package}.{script}{self.run_suffix if script.startswith("run_") else ""}'
 
     @property
     def return_line(self) -> re.Pattern:

@@ -25,20 +25,76 @@ updates (A3C's asynchronous staleness is gone: that is the "synchronous" of A2C)
 
 A time-limit truncation is bootstrapped by the actor (gamma * V(final observation) added to the last reward) rather
 than treated as the end of the world (Pardo et al. 2018).
+
+The gradient variant (`run_classic_grad.py`, `run_atari_grad.py`) moves steps 1 and 2 into the actors, as A3C's
+workers do: each actor computes the gradient of the mean loss over its own rollout with the parameters the learner
+published, and writes it, compressed (`--gradient_compression`, see `deep_rl_zoo.gradient_compression`), into its
+shared buffer; the learner averages the actors' gradients weighted by their sample counts, which is the gradient of
+the mean loss over all samples, and takes step 3. It is the same update as above up to the compression error, with
+the forward and backward passes spread over the actor processes and no forward pass on the learner.
 """
 
-from typing import Any
+import dataclasses
+from typing import Any, Callable
 
 import torch
 from torch import nn
 
-from deep_rl_zoo import main_loop, multistep, policy_gradient, trackers
+from deep_rl_zoo import gradient_compression, main_loop, multistep, policy_gradient, trackers
 from deep_rl_zoo.gym_env import VectorEnvironment
 from deep_rl_zoo.networks.policy import CategoricalActorCritic, mlp_actor_critic, nature_cnn_actor_critic
 from deep_rl_zoo.rollouts import OnPolicyActor, rollout_spec
 from deep_rl_zoo.schedule import LinearSchedule
 
-__all__ = ['A2cLearner', 'build_actor', 'build_learner', 'make_network', 'rollout_spec', 'train']
+__all__ = [
+    'A2cGradientLearner',
+    'A2cLearner',
+    'A2cLoss',
+    'GradientActor',
+    'build_actor',
+    'build_gradient_actor',
+    'build_gradient_learner',
+    'build_learner',
+    'gradient_rollout_spec',
+    'make_network',
+    'rollout_spec',
+    'train',
+    'train_with_actor_gradients',
+]
+
+BATCH_FIELDS = ('observation', 'action', 'value', 'reward', 'discount')  # what the loss reads of a rollout
+ACTOR_STATISTICS = ('policy_loss', 'value_loss', 'entropy', 'explained_variance')  # sent by gradient actors
+
+
+@dataclasses.dataclass
+class A2cLoss:
+    """The A2C loss of a batch of rollouts (steps 1 and 2 of the module docstring), for the learner or an actor."""
+
+    value_coef: float
+    entropy_coef: float
+    gae_lambda: float
+
+    def returns(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        """[T, N] return targets: n-step returns bootstrapped from V(s_T) (lambda 1), else GAE + V."""
+        if self.gae_lambda == 1.0:
+            return multistep.discounted_returns(batch['reward'], batch['discount'], batch['value'][-1])
+        advantages = multistep.truncated_generalized_advantage_estimation(batch['reward'], batch['discount'], self.gae_lambda, batch['value'])
+        return advantages + batch['value'][:-1]
+
+    def __call__(self, network: nn.Module, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """The mean loss over the T x N samples of `batch` (one forward pass) and its detached parts."""
+        returns = self.returns(batch).flatten()  # [T * N]
+        output = network(batch['observation'].flatten(0, 1))
+        pg = policy_gradient.policy_gradient_with_baseline_loss(output.logits, batch['action'].flatten(), returns, output.value, self.value_coef)
+        entropy_loss = policy_gradient.entropy_loss(output.logits).mean()
+        loss = pg.loss.mean() + self.entropy_coef * entropy_loss
+        statistics = {
+            'policy_loss': pg.extra.policy_loss.mean(),
+            'value_loss': pg.extra.value_loss.mean(),
+            'entropy': -entropy_loss.detach(),
+            'explained_variance': _explained_variance(output.value.detach(), returns),
+        }
+        return loss, statistics
 
 
 class A2cLearner:
@@ -68,9 +124,7 @@ class A2cLearner:
             self.optimizer = torch.optim.Adam(network.parameters(), lr=learning_rate, eps=optimizer_eps)
         else:
             raise ValueError(f'optimizer must be rmsprop or adam, got {optimizer!r}')
-        self.entropy_coef = entropy_coef
-        self.value_coef = value_coef
-        self.gae_lambda = gae_lambda
+        self.loss = A2cLoss(value_coef=value_coef, entropy_coef=entropy_coef, gae_lambda=gae_lambda)
         self.max_grad_norm = max_grad_norm
         self.device = device
         self.learning_rate = LinearSchedule(learning_rate, 0.0 if anneal_learning_rate else learning_rate, total_updates)
@@ -79,38 +133,26 @@ class A2cLearner:
         self.statistics = trackers.LearnerStatistics()
 
     def returns(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
-        """[T, N] return targets: n-step returns bootstrapped from V(s_T) (lambda 1), else GAE + V."""
-        if self.gae_lambda == 1.0:
-            return multistep.discounted_returns(batch['reward'], batch['discount'], batch['value'][-1])
-        advantages = multistep.truncated_generalized_advantage_estimation(batch['reward'], batch['discount'], self.gae_lambda, batch['value'])
-        return advantages + batch['value'][:-1]
+        return self.loss.returns(batch)
 
     def update(self, buffers: list[dict[str, torch.Tensor]]) -> None:
         """One gradient step on every sample of `buffers` (one rollout per actor, each [T, N_actor, ...])."""
-        batch = {name: torch.cat([buffer[name] for buffer in buffers], dim=1).to(self.device) for name in ('observation', 'action', 'value', 'reward', 'discount')}
-        returns = self.returns(batch).flatten()  # [T * N]
-        for group in self.optimizer.param_groups:
-            group['lr'] = self.learning_rate(self.learner_steps)
-
-        output = self.network(batch['observation'].flatten(0, 1))
-        pg = policy_gradient.policy_gradient_with_baseline_loss(output.logits, batch['action'].flatten(), returns, output.value, self.value_coef)
-        entropy_loss = policy_gradient.entropy_loss(output.logits).mean()
-        loss = pg.loss.mean() + self.entropy_coef * entropy_loss
+        batch = {name: torch.cat([buffer[name] for buffer in buffers], dim=1).to(self.device) for name in BATCH_FIELDS}
+        loss, statistics = self.loss(self.network, batch)
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
+        self.apply_gradients(statistics, num_samples=batch['reward'].numel())
+
+    def apply_gradients(self, statistics: dict[str, torch.Tensor], num_samples: int) -> None:
+        """Step 3: clips the gradients held in the network's `.grad`, takes the optimizer step at the scheduled
+        learning rate, counts the step and its samples and records `statistics`."""
+        for group in self.optimizer.param_groups:
+            group['lr'] = self.learning_rate(self.learner_steps)
         grad_norm = nn.utils.clip_grad_norm_(self.network.parameters(), self.max_grad_norm if self.max_grad_norm > 0 else float('inf'))
         self.optimizer.step()
-
         self.learner_steps += 1
-        self.samples_used += returns.shape[0]
-        self.statistics.record(
-            policy_loss=pg.extra.policy_loss.mean(),
-            value_loss=pg.extra.value_loss.mean(),
-            entropy=-entropy_loss.detach(),
-            grad_norm=grad_norm,
-            explained_variance=_explained_variance(output.value.detach(), returns),
-            learning_rate=self.learning_rate(self.learner_steps - 1),
-        )
+        self.samples_used += num_samples
+        self.statistics.record(**statistics, grad_norm=grad_norm, learning_rate=self.learning_rate(self.learner_steps - 1))
 
     def learner_statistics(self) -> dict[str, float]:
         return self.statistics.means()
@@ -133,15 +175,82 @@ class A2cLearner:
         self.samples_used = int(state.get('samples_used', 0))
 
 
+class A2cGradientLearner(A2cLearner):
+    """The learner of A2C's gradient variant: applies the actors' gradients instead of computing its own."""
+
+    agent_name = 'A2C-grad'
+
+    def __init__(self, network: nn.Module, compression: str, **a2c_settings: Any):
+        super().__init__(network, **a2c_settings)
+        self.compression = compression
+
+    def update(self, buffers: list[dict[str, torch.Tensor]]) -> None:
+        """One step on the mean of the actors' gradients, each weighted by its share of the samples: the gradient
+        of the mean loss over every sample of every rollout (each used once)."""
+        counts = torch.tensor([float(buffer['reward'].numel()) for buffer in buffers])
+        weights = counts / counts.sum()
+        gradient = sum(weight * gradient_compression.decode(self.compression, buffer) for weight, buffer in zip(weights, buffers))
+        gradient = gradient.to(self.device)
+        offset = 0
+        for parameter in self.network.parameters():
+            parameter.grad = gradient[offset : offset + parameter.numel()].view_as(parameter).clone()
+            offset += parameter.numel()
+        if offset != gradient.numel():
+            raise ValueError(f'the actors sent gradients of {gradient.numel()} numbers for a network of {offset} parameters')
+        reported = torch.stack([buffer['loss_statistics'] for buffer in buffers])  # [actors, statistics]
+        statistics = dict(zip(ACTOR_STATISTICS, (weights.unsqueeze(1) * reported).sum(dim=0)))
+        self.apply_gradients(statistics, num_samples=int(counts.sum()))
+
+
+class GradientActor:
+    """The actor of A2C's gradient variant: collects a rollout like any A2C actor, then computes the gradient of
+    the A2C loss on it and writes it, compressed, beside the rollout in its shared buffer (with its loss parts)."""
+
+    def __init__(self, rollout_actor: OnPolicyActor, loss: A2cLoss, compression: str, seed: int):
+        self.rollout_actor = rollout_actor
+        self.network = rollout_actor.network
+        self.loss = loss
+        self.compression = compression
+        self.generator = torch.Generator(device=rollout_actor.device).manual_seed(seed)  # int8's stochastic rounding
+
+    def collect(self, buffer: dict[str, torch.Tensor]) -> list[tuple[float, int]]:
+        finished = self.rollout_actor.collect(buffer)
+        batch = {name: buffer[name].to(self.rollout_actor.device) for name in BATCH_FIELDS}
+        self.network.zero_grad(set_to_none=True)
+        loss, statistics = self.loss(self.network, batch)
+        loss.backward()
+        gradient = torch.cat([(p.grad if p.grad is not None else torch.zeros_like(p)).flatten() for p in self.network.parameters()])
+        gradient_compression.encode(self.compression, gradient, buffer, self.generator)
+        buffer['loss_statistics'].copy_(torch.stack([statistics[name].float() for name in ACTOR_STATISTICS]))
+        return finished
+
+
+def gradient_rollout_spec(values: dict[str, Any]) -> Callable[[VectorEnvironment, int, int], dict[str, tuple[tuple[int, ...], torch.dtype]]]:
+    """The buffer spec of a gradient actor: an A2C rollout, the encoded gradient of the network's parameters
+    (`--gradient_compression`) and the loss parts."""
+
+    def spec(env: VectorEnvironment, num_envs: int, unroll_length: int) -> dict[str, tuple[tuple[int, ...], torch.dtype]]:
+        num_parameters = sum(parameter.numel() for parameter in make_network(env, values).parameters())
+        return {
+            **rollout_spec(env, num_envs, unroll_length),
+            **gradient_compression.buffer_spec(values['gradient_compression'], num_parameters),
+            'loss_statistics': ((len(ACTOR_STATISTICS),), torch.float32),
+        }
+
+    return spec
+
+
 def _explained_variance(prediction: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     """1 - Var[target - prediction] / Var[target] (nan when the targets are constant)."""
     variance = target.var()
     return torch.where(variance > 0, 1 - (target - prediction).var() / variance, torch.full_like(variance, float('nan')))
 
 
-def build_learner(network: nn.Module, values: dict[str, Any], total_updates: int, device: torch.device) -> A2cLearner:
-    """An A2C learner from the run's flag values (see `flags.define_a2c`)."""
-    return A2cLearner(
+def build_learner(
+    network: nn.Module, values: dict[str, Any], total_updates: int, device: torch.device, learner_class: type[A2cLearner] = A2cLearner, **options: Any
+) -> A2cLearner:
+    """An A2C learner from the run's flag values (see `flags.define_a2c`); `options` go to `learner_class`."""
+    return learner_class(
         network,
         learning_rate=values['learning_rate'],
         entropy_coef=values['entropy_coef'],
@@ -154,12 +263,24 @@ def build_learner(network: nn.Module, values: dict[str, Any], total_updates: int
         rmsprop_alpha=values['rmsprop_alpha'],
         optimizer_eps=values['optimizer_eps'],
         device=device,
+        **options,
     )
+
+
+def build_gradient_learner(network: nn.Module, values: dict[str, Any], total_updates: int, device: torch.device) -> A2cGradientLearner:
+    """The learner of the gradient variant from the run's flag values."""
+    return build_learner(network, values, total_updates, device, A2cGradientLearner, compression=values['gradient_compression'])
 
 
 def build_actor(network: nn.Module, env: VectorEnvironment, values: dict[str, Any], seed: int, device: torch.device) -> OnPolicyActor:
     """An actor sampling the current policy, from the run's flag values."""
     return OnPolicyActor(network, env, values['unroll_length'], values['discount'], values.get('terminal_on_life_loss', False), seed, device)
+
+
+def build_gradient_actor(network: nn.Module, env: VectorEnvironment, values: dict[str, Any], seed: int, device: torch.device) -> GradientActor:
+    """An actor of the gradient variant (samples the policy, then computes its rollout's gradient)."""
+    loss = A2cLoss(value_coef=values['value_coef'], entropy_coef=values['entropy_coef'], gae_lambda=values['gae_lambda'])
+    return GradientActor(build_actor(network, env, values, seed, device), loss, values['gradient_compression'], seed)
 
 
 def make_network(env: VectorEnvironment, values: dict[str, Any]) -> CategoricalActorCritic:
@@ -176,3 +297,11 @@ def make_network(env: VectorEnvironment, values: dict[str, Any]) -> CategoricalA
 def train(kind: str) -> None:
     """Entry point of A2C's run scripts: actors, learner and iterations from the parsed flags."""
     main_loop.train_actors_and_learner(kind, make_network, build_learner, build_actor, rollout_spec)
+
+
+def train_with_actor_gradients(kind: str) -> None:
+    """Entry point of the gradient variant's run scripts (`run_classic_grad`, `run_atari_grad`)."""
+    from deep_rl_zoo import flags
+
+    spec = gradient_rollout_spec(flags.flag_values())
+    main_loop.train_actors_and_learner(kind, make_network, build_gradient_learner, build_gradient_actor, spec)

@@ -1,4 +1,5 @@
-"""Watch an A2C checkpoint play its most likely actions, print its scores and record an mp4.
+"""Watch an A2C checkpoint (of run_* or of the gradient variant run_*_grad) play its most likely actions, print its
+scores and record an mp4.
 
     python -m deep_rl_zoo.a2c.eval_agent --load_checkpoint_file=checkpoints/A2C_CartPole-v1_9.ckpt
 """
@@ -13,7 +14,7 @@ flags.define_eval('')
 
 
 def main() -> None:
-    main_loop.evaluate_checkpoint('A2C', make_network, lambda network, env, seed: PolicyGreedyActor(network, torch.device('cpu')))
+    main_loop.evaluate_checkpoint(('A2C', 'A2C-grad'), make_network, lambda network, env, seed: PolicyGreedyActor(network, torch.device('cpu')))
 
 
 if __name__ == '__main__':
