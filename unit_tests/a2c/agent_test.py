@@ -34,21 +34,22 @@ class LinearActorCritic(nn.Module):
         return CategoricalActorCriticOutput(self.policy(observation), self.value(observation).squeeze(-1))
 
 
+LEARNER_SETTINGS = dict(
+    learning_rate=0.01,
+    entropy_coef=0.01,
+    value_coef=0.5,
+    gae_lambda=1.0,
+    max_grad_norm=0.0,
+    total_updates=10,
+    anneal_learning_rate=False,
+    optimizer='rmsprop',
+    rmsprop_alpha=0.99,
+    optimizer_eps=0.1,
+)
+
+
 def make_learner(network, **overrides):
-    settings = dict(
-        learning_rate=0.01,
-        entropy_coef=0.01,
-        value_coef=0.5,
-        gae_lambda=1.0,
-        max_grad_norm=0.0,
-        total_updates=10,
-        anneal_learning_rate=False,
-        optimizer='rmsprop',
-        rmsprop_alpha=0.99,
-        optimizer_eps=0.1,
-    )
-    settings.update(overrides)
-    return agent.A2cLearner(network, **settings)
+    return agent.A2cLearner(network, **{**LEARNER_SETTINGS, **overrides})
 
 
 def two_actor_buffers():

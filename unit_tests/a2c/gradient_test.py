@@ -12,20 +12,9 @@ from torch.testing import assert_close
 from deep_rl_zoo import gradient_compression, gym_env
 from deep_rl_zoo.a2c import agent
 from deep_rl_zoo.rollouts import OnPolicyActor
+from unit_tests.a2c.agent_test import LEARNER_SETTINGS as SETTINGS
 
 UNROLL_LENGTH = 6
-SETTINGS = dict(
-    learning_rate=0.01,
-    entropy_coef=0.01,
-    value_coef=0.5,
-    gae_lambda=1.0,
-    max_grad_norm=0.0,
-    total_updates=10,
-    anneal_learning_rate=False,
-    optimizer='rmsprop',
-    rmsprop_alpha=0.99,
-    optimizer_eps=0.1,
-)
 
 
 def gradient_actor_buffers(network, compression, num_envs_per_actor=(3, 2)):
