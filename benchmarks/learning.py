@@ -457,8 +457,9 @@ def write_csv(path: Path, results: list[RunResult], summaries: list[Summary]) ->
             ])
 
 
-def plot(results: list[RunResult], directory: Path) -> list[Path]:
-    """One PNG per environment: eval return vs env steps, a line per seed, a colour per agent, threshold dashed."""
+def plot(results: list[RunResult], directory: Path, ymin: Optional[float] = None) -> list[Path]:
+    """One PNG per environment: eval return vs env steps, a line per seed, a colour per agent, threshold dashed;
+    the y axis starts at `ymin` when given (early returns far below it are cut off)."""
     import matplotlib
 
     matplotlib.use('Agg')
@@ -483,7 +484,9 @@ def plot(results: list[RunResult], directory: Path) -> list[Path]:
             axes.plot(xs, ys, color=colours[r.run.agent], marker='o', markersize=3, linewidth=1.3, alpha=0.85, label=label)
         axes.axhline(group[0].threshold, color='black', linestyle='--', linewidth=1, label=f'threshold {group[0].threshold:g}')
         axes.set_xlabel('env steps')
-        axes.set_ylabel('greedy evaluation return (mean of episodes)')
+        axes.set_ylabel('greedy evaluation return (mean of episodes)' + (f', axis cut at {ymin:g}' if ymin is not None else ''))
+        if ymin is not None:
+            axes.set_ylim(bottom=ymin)
         axes.set_title(f'{environment}: evaluation return, one line per seed')
         axes.grid(alpha=0.3)
         axes.legend(loc='best')
@@ -555,6 +558,7 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
         help='stop each run at its first evaluation at or above the threshold (steps and time to threshold only; '
         'final return is then that evaluation)',
     )
+    parser.add_argument('--plot_ymin', type=float, default=None, help='start the plots\' y axis here (cuts off very low early returns)')
     parser.add_argument('--reuse', action='store_true', help='parse the CSVs of an earlier run instead of training')
     args = parser.parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)
@@ -605,7 +609,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     print()
     print(report)
     print(f'wrote {out.with_suffix(".md")} and {out.with_suffix(".csv")}')
-    for path in plot(results, Path(args.screenshots_dir)):
+    for path in plot(results, Path(args.screenshots_dir), args.plot_ymin):
         print(f'wrote {path}')
     if args.keep_best_checkpoint:
         keep_best_checkpoints(results, Path(args.keep_best_checkpoint))
