@@ -355,15 +355,17 @@ def run_actors_and_learner(
         for iteration in experiment.iterations:
             iteration_steps = 0
             while iteration_steps < experiment.settings.num_train_steps and not stop_request:
-                buffers = []
-                while len(buffers) < num_actors and (received := pool.receive(stop_request)) is not None:
+                arrived: set[int] = set()
+                while len(arrived) < num_actors and (received := pool.receive(stop_request)) is not None:
                     actor_id, _, finished = received
-                    buffers.append(pool.buffers[actor_id])
+                    arrived.add(actor_id)
                     experiment.record_train_step(steps_per_rollout, finished, pool.buffers[actor_id]['observation'][-1].numpy())
                     iteration_steps += steps_per_rollout
                 if stop_request:
                     break
-                learner.update(buffers)
+                # In actor order, whatever the order of arrival: a learner with a replay (SAC) keeps one stream per
+                # actor environment, and each stream must continue that environment's steps.
+                learner.update(pool.buffers)
                 parameters.publish(learner.network)
             if stop_request:
                 print(

@@ -1,8 +1,10 @@
-"""main_loop: run_env_loop with a scripted actor on real CartPole, play_episodes counting, Experiment bookkeeping."""
+"""main_loop: run_env_loop with a scripted actor on real CartPole, play_episodes counting, Experiment bookkeeping,
+the order in which run_actors_and_learner hands rollouts to the learner."""
 
 import csv
 import itertools
 import math
+import time
 import types
 
 import gymnasium
@@ -324,3 +326,54 @@ def test_create_environment_refuses_unknown_kind_and_non_square_frames():
         main_loop.create_environment('board', {'environment_name': 'CartPole-v1'}, 1, 0)
     with pytest.raises(ValueError, match='--environment_height and --environment_width must be equal'):
         main_loop.create_environment('atari', {'environment_name': 'Pong', 'environment_height': 84, 'environment_width': 80}, 1, 0)
+
+
+# ------------------------------------------------------------------------------ run_actors_and_learner
+
+
+class _ActorOfKnownSpeed:
+    """Writes its id into the buffer; actor 0 takes 0.3 s per rollout, so actor 1's always arrives first."""
+
+    def __init__(self, actor_id):
+        self.actor_id = actor_id
+        self.network = torch.nn.Linear(1, 1)
+
+    def collect(self, buffer):
+        if self.actor_id == 0:
+            time.sleep(0.3)
+        buffer['actor'].fill_(self.actor_id)
+        return []
+
+
+class _OrderRecordingLearner:
+    agent_name = 'DQN'
+
+    def __init__(self):
+        self.network = torch.nn.Linear(1, 1)
+        self.learner_steps = 0
+        self.orders = []
+
+    def update(self, buffers):
+        self.orders.append([int(buffer['actor'].item()) for buffer in buffers])
+        self.learner_steps += 1
+
+    def state_dict(self):
+        return {'network': self.network.state_dict()}
+
+    def learner_statistics(self):
+        return {}
+
+    def agent_statistics(self):
+        return {}
+
+
+def test_the_learner_gets_the_rollouts_in_actor_order_whatever_order_they_arrive_in(tmp_path):
+    """A learner with a replay keeps one stream per actor environment: buffer i must always be actor i's."""
+    spec = {'observation': ((1, 1, 4), torch.float32), 'reward': ((1, 1), torch.float32), 'actor': ((1,), torch.int64)}
+    experiment = Experiment(settings(tmp_path, num_iterations=1, num_train_steps=6, num_eval_steps=0), VECTOR_ENV)
+    learner = _OrderRecordingLearner()
+    eval_env = types.SimpleNamespace(close=lambda: None)
+    main_loop.run_actors_and_learner(
+        experiment, learner, lambda actor_id, device: _ActorOfKnownSpeed(actor_id), spec, 2, False, AlwaysLeft(), eval_env
+    )
+    assert learner.orders == [[0, 1], [0, 1], [0, 1]]  # 6 steps: 3 updates of one step from each of 2 actors
