@@ -111,16 +111,22 @@ def steady_rate(stamped: list[tuple[float, str]]) -> tuple[float, list[tuple[flo
 
 def measure_ours(args: argparse.Namespace, run_dir: Path) -> dict[str, float]:
     """Runs one PPO training iteration and reads its throughput from the live progress lines and the CSV."""
+    command = [
+        sys.executable, '-m', 'deep_rl_zoo.ppo.run_atari', '--environment_name=Breakout', '--num_actors=1',
+        f'--num_envs_per_actor={NUM_ENVS}', f'--num_train_steps={args.train_steps}', '--num_iterations=1', '--num_eval_steps=0',
+        '--nouse_tensorboard', f'--seed={args.seed}', *shlex.split(args.extra_flags),
+    ]
+    return measure_training(command, run_dir)
+
+
+def measure_training(command: list[str], run_dir: Path) -> dict[str, float]:
+    """Runs `command` (one iteration of one of our run scripts, without evaluation) with its results CSV and
+    checkpoints in `run_dir`, and reads its throughput from the live progress lines and the CSV."""
     if run_dir.exists():
         shutil.rmtree(run_dir)
     run_dir.mkdir(parents=True)
     results_csv = run_dir / 'results.csv'
-    command = [
-        sys.executable, '-m', 'deep_rl_zoo.ppo.run_atari', '--environment_name=Breakout', '--num_actors=1',
-        f'--num_envs_per_actor={NUM_ENVS}', f'--num_train_steps={args.train_steps}', '--num_iterations=1', '--num_eval_steps=0',
-        '--nouse_tensorboard', f'--seed={args.seed}', f'--results_csv_path={results_csv}', f'--checkpoint_dir={run_dir / "checkpoints"}',
-        *shlex.split(args.extra_flags),
-    ]
+    command = [*command, f'--results_csv_path={results_csv}', f'--checkpoint_dir={run_dir / "checkpoints"}']
     print(f'ours: {" ".join(command[2:])}', flush=True)
     stamped: list[tuple[float, str]] = []  # (seconds since launch, line)
     with open(run_dir / 'log.txt', 'w', encoding='utf-8') as log:
