@@ -130,9 +130,8 @@ def _define_loss_weights(entropy_coef: float) -> None:
     flags.DEFINE_float('value_coef', 0.5, 'Weight of the value (baseline) loss.', lower_bound=0.0)
 
 
-@_record_new_flags
-def define_value_learning() -> None:
-    """Flags of the replay-based value agents (DQN and its family)."""
+def _define_replay() -> None:
+    """Replay, minibatch and target-network flags, shared by the replay-based agents (DQN's family, SAC)."""
     flags.DEFINE_integer('replay_capacity', 100_000, 'Transitions kept in replay.', lower_bound=1)
     flags.DEFINE_integer('min_replay_size', 1_000, 'Transitions in replay before learning starts.', lower_bound=1)
     flags.DEFINE_bool('compress_replay', False, 'Store observations snappy-compressed in replay.')
@@ -141,6 +140,12 @@ def define_value_learning() -> None:
     flags.DEFINE_integer('n_step', 1, 'Steps of reward summed before bootstrapping (1 is the paper DQN).', lower_bound=1)
     flags.DEFINE_integer('learn_interval', 4, 'Environment steps between updates.', lower_bound=1)
     flags.DEFINE_integer('target_network_update_interval', 2_500, 'Updates between target network refreshes.', lower_bound=1)
+
+
+@_record_new_flags
+def define_value_learning() -> None:
+    """Flags of the replay-based value agents (DQN and its family)."""
+    _define_replay()
     flags.DEFINE_float('exploration_epsilon_begin_value', 1.0, 'Exploration epsilon at the start of training.', lower_bound=0.0, upper_bound=1.0)
     flags.DEFINE_float('exploration_epsilon_end_value', 0.01, 'Exploration epsilon after the decay.', lower_bound=0.0, upper_bound=1.0)
     flags.DEFINE_integer('exploration_epsilon_decay_step', 100_000, 'Environment steps of the linear epsilon decay.', lower_bound=0)
@@ -279,3 +284,16 @@ def define_reinforce() -> None:
     flags.DEFINE_integer('num_episodes_per_update', 1, 'Complete episodes of each update (a multiple of --num_envs: each environment gives the same number).', lower_bound=1)
     _define_loss_weights(entropy_coef=0.0)  # value_coef is used by REINFORCE with baseline only
     flags.DEFINE_bool('normalize_advantages', False, 'Standardise the returns (REINFORCE) or advantages (with baseline) over each update.')
+
+
+@_record_new_flags
+def define_sac() -> None:
+    """Flags of discrete soft actor-critic (Christodoulou 2019) with actor processes and a replay on the learner.
+
+    The replay flags are the value agents' (`_define_replay`); `learn_interval` is env steps (all actors together)
+    per gradient step, `target_network_update_interval` gradient steps between target critic updates."""
+    _define_replay()
+    flags.DEFINE_integer('unroll_length', 4, 'Steps each actor environment writes per rollout before the learner adds them to replay.', lower_bound=1)
+    flags.DEFINE_float('target_entropy_ratio', 0.98, 'Target entropy as a fraction of the uniform policy\'s log|A| (0.98 in the paper).', lower_bound=0.0, upper_bound=1.0)
+    flags.DEFINE_float('initial_temperature', 1.0, 'alpha at the start of training (then tuned automatically).', lower_bound=0.0)
+    flags.DEFINE_float('target_smoothing_coef', 1.0, 'tau of each target critic update: target <- tau online + (1 - tau) target (1 is a hard copy).', lower_bound=0.0, upper_bound=1.0)

@@ -145,13 +145,7 @@ class ReplayAgent:
 
     def batch_tensors(self, transitions: replay_lib.Transition) -> TransitionBatch:
         """The replayed batch as tensors on the learner's device."""
-        return TransitionBatch(
-            s_tm1=as_tensor(transitions.s_tm1, self.device),
-            a_tm1=as_tensor(transitions.a_tm1, self.device).long(),
-            r_t=as_tensor(transitions.r_t, self.device),
-            discount_t=as_tensor(transitions.discount_t, self.device),
-            s_t=as_tensor(transitions.s_t, self.device),
-        )
+        return batch_tensors(transitions, self.device)
 
     def agent_statistics(self) -> dict[str, float]:
         statistics = {'exploration_epsilon': self.epsilon, 'replay_size': float(self.replay.size)}
@@ -177,6 +171,17 @@ class ReplayAgent:
         self.optimizer.load_state_dict(state['optimizer'])
         self.env_steps = int(state['env_steps'])
         self.learner_steps = int(state['learner_steps'])
+
+
+def batch_tensors(transitions: replay_lib.Transition, device: torch.device) -> TransitionBatch:
+    """A replayed batch as tensors on `device` (discrete actions as int64)."""
+    return TransitionBatch(
+        s_tm1=as_tensor(transitions.s_tm1, device),
+        a_tm1=as_tensor(transitions.a_tm1, device).long(),
+        r_t=as_tensor(transitions.r_t, device),
+        discount_t=as_tensor(transitions.discount_t, device),
+        s_t=as_tensor(transitions.s_t, device),
+    )
 
 
 def frozen_copy(network: nn.Module) -> nn.Module:

@@ -5,6 +5,9 @@ Each `collect` fills one rollout of `unroll_length` steps per environment: obser
 log-probabilities, the values V(s_0) ... V(s_T) (the last one bootstraps the end of the unroll), rewards and
 discounts gamma * (1 - terminal). A time-limit truncation is not a true end: the actor adds gamma * V(final
 observation) to the last reward so the return is bootstrapped rather than cut (Pardo et al. 2018).
+
+Off-policy agents with actor processes (discrete SAC) use `TransitionActor` instead: it writes the plain steps
+(`transition_spec`) that the learner adds to its replay.
 """
 
 from typing import Any
@@ -41,7 +44,32 @@ def rollout_spec(env: VectorEnvironment, num_envs: int, unroll_length: int) -> d
     }
 
 
-class OnPolicyActor:
+class _SamplingActor:
+    """What the actors below share: the network on its device, the environments (reset at once), the episodes they
+    finish, the seed of torch's sampler, and the bounds continuous actions are clipped to before being played."""
+
+    def __init__(
+        self,
+        network: nn.Module,
+        env: VectorEnvironment,
+        unroll_length: int,
+        terminal_on_life_loss: bool,
+        seed: int,
+        device: torch.device = torch.device('cpu'),
+    ):
+        self.network = network.to(device)
+        self.env = env
+        self.unroll_length = unroll_length
+        self.terminal_on_life_loss = terminal_on_life_loss
+        self.device = device
+        self._episodes = EpisodeTracker(env.num_envs)
+        self._observation = env.reset()
+        torch.manual_seed(seed)
+        space = env.single_action_space
+        self._action_bounds = (space.low, space.high) if space.shape else None
+
+
+class OnPolicyActor(_SamplingActor):
     """Samples actions from the current policy for a vector of environments; fills one rollout per `collect`."""
 
     def __init__(
@@ -55,18 +83,9 @@ class OnPolicyActor:
         device: torch.device = torch.device('cpu'),
         scale_rewards: bool = False,
     ):
-        self.network = network.to(device)
-        self.env = env
+        super().__init__(network, env, unroll_length, terminal_on_life_loss, seed, device)
         self.reward_scaler = RewardScaler(env.num_envs, discount) if scale_rewards else None
-        self.unroll_length = unroll_length
         self.discount = discount
-        self.terminal_on_life_loss = terminal_on_life_loss
-        self.device = device
-        self._episodes = EpisodeTracker(env.num_envs)
-        self._observation = env.reset()
-        torch.manual_seed(seed)
-        space = env.single_action_space
-        self._action_bounds = (space.low, space.high) if space.shape else None
 
     @torch.no_grad()
     def collect(self, buffer: dict[str, torch.Tensor]) -> list[tuple[float, int]]:
@@ -99,4 +118,53 @@ class OnPolicyActor:
             finished += self._episodes.step(step.raw_reward, step.terminated | step.truncated)
             self._observation = step.observation
         buffer['value'][self.unroll_length] = self.network(as_tensor(self._observation, self.device)).value.cpu()
+        return finished
+
+
+def transition_spec(env: VectorEnvironment, num_envs: int, unroll_length: int) -> dict[str, tuple[tuple[int, ...], torch.dtype]]:
+    """Shapes of one off-policy actor's buffer (`TransitionActor`): [T, N, ...] per step, everything
+    `replay.UniformReplay.add` takes: the observation acted on, the action, the learning reward, the learning
+    terminal, whether the episode ended, and the observation that followed within the episode (used where a time
+    limit truncated it)."""
+    steps = unroll_length
+    observation_space, action_space = env.single_observation_space, env.single_action_space
+    observation_dtype = torch.from_numpy(np.empty(0, observation_space.dtype)).dtype
+    return {
+        'observation': ((steps, num_envs, *observation_space.shape), observation_dtype),
+        'action': ((steps, num_envs, *action_space.shape), torch.int64 if not action_space.shape else torch.float32),
+        'reward': ((steps, num_envs), torch.float32),
+        'terminal': ((steps, num_envs), torch.bool),
+        'episode_end': ((steps, num_envs), torch.bool),
+        'final_observation': ((steps, num_envs, *observation_space.shape), observation_dtype),
+    }
+
+
+class TransitionActor(_SamplingActor):
+    """Samples actions from the current policy for a vector of environments and writes the steps, not rollouts to
+    learn from on-policy, for a replay on the learner side (off-policy agents: discrete SAC).
+
+    Each `collect` fills `unroll_length` steps per environment (see `transition_spec`). The learning terminal is the
+    true end of the game, or a lost life when `terminal_on_life_loss` (as in `replay_agent.ReplayAgent`); a time
+    limit is an episode end but no terminal, so the replay bootstraps from its final observation."""
+
+    @torch.no_grad()
+    def collect(self, buffer: dict[str, torch.Tensor]) -> list[tuple[float, int]]:
+        finished: list[tuple[float, int]] = []
+        for t in range(self.unroll_length):
+            observation = as_tensor(self._observation, self.device)
+            action = policy_distribution(self.network(observation)).sample().cpu()
+            env_action = action.numpy()
+            if self._action_bounds is not None:
+                env_action = np.clip(env_action, *self._action_bounds)
+                action = torch.from_numpy(env_action.astype(np.float32))  # replay learns from the action played
+            step = self.env.step(env_action)
+            episode_end = step.terminated | step.truncated
+            buffer['observation'][t] = torch.from_numpy(np.asarray(self._observation))
+            buffer['action'][t] = action
+            buffer['reward'][t] = torch.from_numpy(step.reward.astype(np.float32))
+            buffer['terminal'][t] = torch.from_numpy(step.terminated | (step.life_loss & self.terminal_on_life_loss))
+            buffer['episode_end'][t] = torch.from_numpy(episode_end)
+            buffer['final_observation'][t] = torch.from_numpy(np.asarray(step.final_observation))
+            finished += self._episodes.step(step.raw_reward, episode_end)
+            self._observation = step.observation
         return finished
