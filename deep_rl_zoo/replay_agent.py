@@ -191,8 +191,9 @@ def frozen_copy(network: nn.Module) -> nn.Module:
     return target
 
 
-def build_replay(env: VectorEnvironment, values: dict[str, Any], prioritized: bool = False) -> replay_lib.UniformReplay:
-    """The replay of a run's flag values: uniform, or proportional prioritized (`flags.define_prioritized_replay`)."""
+def build_replay(env: VectorEnvironment, values: dict[str, Any], prioritized: bool = False, num_streams: int | None = None) -> replay_lib.UniformReplay:
+    """The replay of a run's flag values: uniform, or proportional prioritized (`flags.define_prioritized_replay`);
+    one stream per environment of `env`, or `num_streams` (a learner fed by several actors' environments)."""
     observation_space = env.single_observation_space
     options = dict(
         capacity=values['replay_capacity'],
@@ -200,7 +201,7 @@ def build_replay(env: VectorEnvironment, values: dict[str, Any], prioritized: bo
         observation_dtype=observation_space.dtype,
         n_step=values['n_step'],
         discount=values['discount'],
-        num_streams=env.num_envs,
+        num_streams=env.num_envs if num_streams is None else num_streams,
         frame_stack=values.get('environment_frame_stack', 1),
         compress=values['compress_replay'],
         seed=values['seed'],

@@ -42,7 +42,7 @@ from deep_rl_zoo import replay as replay_lib
 from deep_rl_zoo.gym_env import VectorEnvironment
 from deep_rl_zoo.networks.policy import CategoricalPolicy, mlp_policy, nature_cnn_policy
 from deep_rl_zoo.networks.value import QNetwork, mlp_q_network, nature_cnn_q_network
-from deep_rl_zoo.replay_agent import batch_tensors, frozen_copy
+from deep_rl_zoo.replay_agent import batch_tensors, build_replay, frozen_copy
 from deep_rl_zoo.rollouts import TransitionActor, transition_spec
 from deep_rl_zoo.soft_actor_critic import discrete_target_entropy, soft_policy_loss, soft_q_learning, temperature_loss
 
@@ -248,21 +248,11 @@ def build_learner(network: nn.Module, values: dict[str, Any], total_updates: int
     environment; the replay has one stream per actor environment."""
     env = main_loop.create_environment(values['environment_kind'], values, 1, values['seed'])
     try:
-        observation_space, num_actions = env.single_observation_space, int(env.single_action_space.n)
+        num_actions = int(env.single_action_space.n)
         critic_1, critic_2 = make_critic(env, values), make_critic(env, values)
+        replay = build_replay(env, values, num_streams=values['num_actors'] * values['num_envs_per_actor'])
     finally:
         env.close()
-    replay = replay_lib.UniformReplay(
-        capacity=values['replay_capacity'],
-        observation_shape=observation_space.shape,
-        observation_dtype=observation_space.dtype,
-        n_step=values['n_step'],
-        discount=values['discount'],
-        num_streams=values['num_actors'] * values['num_envs_per_actor'],
-        frame_stack=values.get('environment_frame_stack', 1),
-        compress=values['compress_replay'],
-        seed=values['seed'],
-    )
     return SacLearner(
         network,
         critic_1,
