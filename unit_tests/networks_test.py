@@ -6,12 +6,15 @@ import pytest
 import torch
 from torch import nn
 
+from deep_rl_zoo import gym_env
 from deep_rl_zoo.networks.common import MlpTorso, NatureCnnTorso, orthogonal_init
 from deep_rl_zoo.networks.policy import (
     CategoricalActorCritic,
     GaussianActorCritic,
+    actor_critic_for,
     mlp_actor_critic,
     nature_cnn_actor_critic,
+    policy_for,
 )
 from deep_rl_zoo.networks.value import QNetwork, mlp_q_network, nature_cnn_q_network
 
@@ -154,3 +157,17 @@ def test_gaussian_log_std_is_a_learned_parameter():
     optimizer = torch.optim.SGD(network.parameters(), lr=0.1)
     optimizer.step()
     torch.testing.assert_close(network.log_std.detach(), torch.full((2,), -0.9))
+
+
+def test_policy_gradient_networks_for_an_environment_and_continuous_actions_refused():
+    cartpole = gym_env.create_classic_vector_env('CartPole-v1', 1, seed=0)
+    actor_critic, alone = actor_critic_for(cartpole, 'A2C'), policy_for(cartpole, 'REINFORCE')
+    output = actor_critic(torch.zeros(3, 4))
+    assert output.logits.shape == (3, 2) and output.value.shape == (3,)
+    assert actor_critic.value_torso is not None  # separate MLPs for vector observations
+    assert alone(torch.zeros(3, 4)).logits.shape == (3, 2) and not hasattr(alone, 'value_head')
+    cartpole.close()
+    pendulum = gym_env.create_continuous_vector_env('Pendulum-v1', 1, seed=0)
+    with pytest.raises(ValueError, match='^discrete SAC takes discrete actions only; for continuous control use deep_rl_zoo.ppo.run_continuous$'):
+        policy_for(pendulum, 'discrete SAC')
+    pendulum.close()

@@ -42,7 +42,7 @@ from torch import nn
 
 from deep_rl_zoo import gradient_compression, main_loop, multistep, policy_gradient, trackers
 from deep_rl_zoo.gym_env import VectorEnvironment
-from deep_rl_zoo.networks.policy import CategoricalActorCritic, mlp_actor_critic, nature_cnn_actor_critic
+from deep_rl_zoo.networks.policy import CategoricalActorCritic, actor_critic_for
 from deep_rl_zoo.rollouts import OnPolicyActor, rollout_spec
 from deep_rl_zoo.schedule import LinearSchedule
 
@@ -286,12 +286,7 @@ def build_gradient_actor(network: nn.Module, env: VectorEnvironment, values: dic
 def make_network(env: VectorEnvironment, values: dict[str, Any]) -> CategoricalActorCritic:
     """The Nature CNN with policy and value heads on one torso for Atari frames (the paper shares all non-output
     layers); separate tanh MLPs for vector observations."""
-    observation_shape, action_space = env.single_observation_space.shape, env.single_action_space
-    if action_space.shape:
-        raise ValueError('A2C here takes discrete actions only; for continuous control use deep_rl_zoo.ppo.run_continuous')
-    if len(observation_shape) == 3:
-        return nature_cnn_actor_critic(action_space.n, observation_shape[0])
-    return mlp_actor_critic(observation_shape[0], action_space.n)
+    return actor_critic_for(env, 'A2C')
 
 
 def train(kind: str) -> None:

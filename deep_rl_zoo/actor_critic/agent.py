@@ -29,7 +29,7 @@ from torch import nn
 from deep_rl_zoo import main_loop, multistep, policy_gradient, trackers
 from deep_rl_zoo.greedy_actors import as_tensor, greedy_policy_actor
 from deep_rl_zoo.gym_env import VectorEnvironment, VectorStep
-from deep_rl_zoo.networks.policy import mlp_actor_critic, nature_cnn_actor_critic
+from deep_rl_zoo.networks.policy import actor_critic_for
 
 
 class ActorCritic:
@@ -172,10 +172,7 @@ def build_agent(network: nn.Module, env: VectorEnvironment, values: dict[str, An
 
 def make_network(env: VectorEnvironment, values: dict[str, Any]) -> nn.Module:
     """One Nature CNN torso under both heads for Atari frame stacks, separate tanh MLPs for vector observations."""
-    observation_shape, num_actions = env.single_observation_space.shape, env.single_action_space.n
-    if len(observation_shape) == 3:
-        return nature_cnn_actor_critic(num_actions, observation_shape[0])
-    return mlp_actor_critic(observation_shape[0], num_actions)
+    return actor_critic_for(env, 'actor-critic')
 
 
 

@@ -115,3 +115,29 @@ def mlp_policy(observation_size: int, num_actions: int, hidden_sizes=(64, 64)) -
 def nature_cnn_policy(num_actions: int, frame_stack: int = 4) -> CategoricalPolicy:
     """A Nature CNN torso and logits."""
     return CategoricalPolicy(NatureCnnTorso(frame_stack), num_actions)
+
+
+def _discrete_inputs(env, agent_name: str) -> tuple[tuple[int, ...], int]:
+    """(observation shape, number of actions) of `env`; continuous actions are refused, naming `agent_name`."""
+    action_space = env.single_action_space
+    if action_space.shape:
+        raise ValueError(f'{agent_name} takes discrete actions only; for continuous control use deep_rl_zoo.ppo.run_continuous')
+    return env.single_observation_space.shape, int(action_space.n)
+
+
+def actor_critic_for(env, agent_name: str) -> CategoricalActorCritic:
+    """The categorical actor-critic of the policy-gradient agents for `env` (a vector environment): one Nature CNN
+    torso under both heads for Atari frame stacks, separate tanh MLPs for vector observations."""
+    observation_shape, num_actions = _discrete_inputs(env, agent_name)
+    if len(observation_shape) == 3:
+        return nature_cnn_actor_critic(num_actions, observation_shape[0])
+    return mlp_actor_critic(observation_shape[0], num_actions)
+
+
+def policy_for(env, agent_name: str) -> CategoricalPolicy:
+    """A categorical policy without value head for `env`: the Nature CNN for Atari frame stacks, a tanh MLP for
+    vector observations."""
+    observation_shape, num_actions = _discrete_inputs(env, agent_name)
+    if len(observation_shape) == 3:
+        return nature_cnn_policy(num_actions, observation_shape[0])
+    return mlp_policy(observation_shape[0], num_actions)

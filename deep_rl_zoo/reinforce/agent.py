@@ -34,7 +34,7 @@ from torch import nn
 from deep_rl_zoo import main_loop, multistep, policy_gradient, trackers
 from deep_rl_zoo.greedy_actors import as_tensor, greedy_policy_actor
 from deep_rl_zoo.gym_env import VectorEnvironment, VectorStep
-from deep_rl_zoo.networks.policy import mlp_policy, nature_cnn_policy
+from deep_rl_zoo.networks.policy import policy_for
 
 
 class EpisodeBatch(NamedTuple):
@@ -233,10 +233,7 @@ def build_agent(
 
 def make_network(env: VectorEnvironment, values: dict[str, Any]) -> nn.Module:
     """A policy without value head: the Nature CNN for Atari frame stacks, a tanh MLP for vector observations."""
-    observation_shape, num_actions = env.single_observation_space.shape, env.single_action_space.n
-    if len(observation_shape) == 3:
-        return nature_cnn_policy(num_actions, observation_shape[0])
-    return mlp_policy(observation_shape[0], num_actions)
+    return policy_for(env, 'REINFORCE')
 
 
 

@@ -22,7 +22,7 @@ from torch import nn
 
 from deep_rl_zoo import main_loop, multistep, policy_gradient, value_learning
 from deep_rl_zoo.gym_env import VectorEnvironment
-from deep_rl_zoo.networks.policy import mlp_actor_critic, nature_cnn_actor_critic
+from deep_rl_zoo.networks.policy import actor_critic_for
 from deep_rl_zoo.greedy_actors import greedy_policy_actor
 from deep_rl_zoo.reinforce.agent import EpisodeBatch, Reinforce, build_agent
 
@@ -64,10 +64,7 @@ class ReinforceBaseline(Reinforce):
 
 def make_network(env: VectorEnvironment, values: dict[str, Any]) -> nn.Module:
     """Policy and value: one shared Nature CNN torso for Atari frame stacks, separate tanh MLPs for vectors."""
-    observation_shape, num_actions = env.single_observation_space.shape, env.single_action_space.n
-    if len(observation_shape) == 3:
-        return nature_cnn_actor_critic(num_actions, observation_shape[0])
-    return mlp_actor_critic(observation_shape[0], num_actions)
+    return actor_critic_for(env, 'REINFORCE with baseline')
 
 
 def train(kind: str) -> None:

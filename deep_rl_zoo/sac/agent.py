@@ -40,7 +40,7 @@ from torch import nn
 from deep_rl_zoo import main_loop, trackers
 from deep_rl_zoo import replay as replay_lib
 from deep_rl_zoo.gym_env import VectorEnvironment
-from deep_rl_zoo.networks.policy import CategoricalPolicy, mlp_policy, nature_cnn_policy
+from deep_rl_zoo.networks.policy import CategoricalPolicy, policy_for
 from deep_rl_zoo.networks.value import QNetwork, mlp_q_network, nature_cnn_q_network
 from deep_rl_zoo.replay_agent import batch_tensors, build_replay, frozen_copy
 from deep_rl_zoo.rollouts import TransitionActor, transition_spec
@@ -227,12 +227,7 @@ class SacLearner:
 def make_network(env: VectorEnvironment, values: dict[str, Any]) -> CategoricalPolicy:
     """The policy: a Nature CNN and logits for Atari frames, a tanh MLP for vector observations; the head starts
     near uniform (small-gain initialisation)."""
-    observation_shape, action_space = env.single_observation_space.shape, env.single_action_space
-    if action_space.shape:
-        raise ValueError('discrete SAC takes discrete actions only; for continuous control use deep_rl_zoo.ppo.run_continuous')
-    if len(observation_shape) == 3:
-        return nature_cnn_policy(action_space.n, observation_shape[0])
-    return mlp_policy(observation_shape[0], action_space.n)
+    return policy_for(env, 'discrete SAC')
 
 
 def make_critic(env: VectorEnvironment, values: dict[str, Any]) -> QNetwork:
