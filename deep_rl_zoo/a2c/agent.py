@@ -193,7 +193,7 @@ class A2cGradientLearner(A2cLearner):
         gradient = gradient.to(self.device)
         offset = 0
         for parameter in self.network.parameters():
-            parameter.grad = gradient[offset : offset + parameter.numel()].view_as(parameter).clone()
+            parameter.grad = gradient[offset : offset + parameter.numel()].view_as(parameter)  # views of this update's own sum
             offset += parameter.numel()
         if offset != gradient.numel():
             raise ValueError(f'the actors sent gradients of {gradient.numel()} numbers for a network of {offset} parameters')
