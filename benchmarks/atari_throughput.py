@@ -270,8 +270,8 @@ def profile(args: argparse.Namespace) -> str:
     actor = agent.build_actor(agent.make_network(env, values), env, values, args.seed, torch.device('cpu'))
     context = distributed.process_context([torch.device('cpu')])  # what run_atari uses for CPU actors
     parameters = distributed.SharedParameters(learner.network, context)
-    buffers = distributed.make_rollout_buffers(1, spec)
-    messages = context.Queue()  # the queue type actors report through
+    (buffers,) = distributed.make_rollout_buffers(1, spec)
+    receiver, sender = context.Pipe(duplex=False)  # the pipe type actors report through
     steps_per_iteration = NUM_ENVS * values['unroll_length']
 
     sections = Sections()
@@ -293,9 +293,9 @@ def profile(args: argparse.Namespace) -> str:
         finished = actor.collect(buffers[0])
         sections.add('actor: collect (total)', time.perf_counter() - start)
         start = time.perf_counter()
-        messages.put((0, 1, finished, None))
-        messages.get()
-        sections.add('transport: rollout message (queue)', time.perf_counter() - start)
+        sender.send(distributed.Rollout(0, 0, 1, finished))
+        receiver.recv()
+        sections.add('transport: rollout message (pipe)', time.perf_counter() - start)
         torch.set_num_threads(learner_threads)
         start = time.perf_counter()
         learner.update(buffers)
@@ -316,7 +316,8 @@ def profile(args: argparse.Namespace) -> str:
     finally:
         torch.Tensor.backward, torch.nn.utils.clip_grad_norm_ = original_backward, original_clip
         env.close()
-        messages.close()
+        receiver.close()
+        sender.close()
 
     seconds = dict(sections.seconds)
     actor_parts = [name for name in seconds if name.startswith('actor: ') and 'total' not in name]

@@ -1,12 +1,18 @@
 """Actor processes and a learner on one machine: start, stop, rollouts in shared memory, parameter broadcast.
 
 Data moves without copying whole models or busy waiting:
-- each actor owns a rollout buffer of shared-memory tensors; it fills the buffer in place and sends only a
-  small message (actor id, parameter version, finished episodes) through a queue;
-- the learner publishes its parameters into one flat shared-memory tensor with a version number and wakes
-  each actor through its own semaphore; an actor copies them only when the version is newer than its own.
-  (Not a multiprocessing.Condition: its notify_all waits for every sleeper to wake, so an actor killed while
-  waiting would hang the learner forever; a semaphore release never blocks.)
+- each actor owns rollout buffers of shared-memory tensors; it fills one in place and sends only a small
+  message (actor id, buffer index, parameter version, finished episodes) through its own pipe;
+- the learner publishes its parameters into shared memory with a version number (lock-free, see
+  `SharedParameters`) and wakes each actor through its own semaphore; an actor copies them only when the
+  version is newer than its own. (Not a multiprocessing.Condition: its notify_all waits for every sleeper to
+  wake, so an actor killed while waiting would hang the learner forever; a semaphore release never blocks.)
+
+Two modes share this transport. Synchronous (PPO, A2C, SAC): each actor has one buffer and waits for the
+parameters of the next update before it fills it again, so every update learns from exactly on-policy data.
+Asynchronous (IMPALA, APPO): each actor has K >= 2 buffers and never waits for the learner; it fills the next
+free buffer while the learner trains on earlier ones, picking up the newest parameters between rollouts, and
+each rollout carries the version that made it so the learner can bound the policy lag.
 
 Actors and learners know nothing of this transport: an actor only has `network` and `collect(buffer)`, a
 learner only `network` and `update(buffers)`. Another backend (Ray, for several machines) can replace this
@@ -14,25 +20,26 @@ module without touching an agent.
 
 Shutdown: actors ignore Ctrl-C and watch a stop flag and their parent's pid; the learner, on Ctrl-C,
 SIGTERM, an error or a crashed actor, sets the flag, wakes them, joins them for a few seconds, then terminates
-any left. No process blocks without a timeout on a lock another process may hold, so a process killed at
-any moment cannot hang the others. Checkpoints are written atomically by the learner, so the last one
-always loads.
+any left. No process shares a lock with another (pipes per actor, ownerless semaphores, a seqlock for the
+parameters), so a process killed at any moment cannot hang the others; with `restart_actors` a crashed actor
+is replaced and the run goes on. Checkpoints are written atomically by the learner, so the last one always
+loads.
 """
 
+import collections
+import multiprocessing.connection
 import os
 import time
-import queue
 import signal
 import sys
 import traceback
-from typing import Any, Callable, Optional, Protocol
+from typing import Any, Callable, NamedTuple, Optional, Protocol
 
 import torch
 from torch import nn
 from torch.nn.utils import parameters_to_vector, vector_to_parameters
 
 _POLL_SECONDS = 0.5  # how often a blocked process re-checks stop / liveness; blocking waits, not spinning
-_LOCK_TIMEOUT_SECONDS = 10.0  # the parameter lock is held only for one copy; longer means its holder died
 
 
 class ActorCrashError(RuntimeError):
@@ -53,13 +60,19 @@ def process_context(devices: list[torch.device]) -> Any:
 
 
 class SharedParameters:
-    """A network's parameters as one flat shared-memory tensor, a version number, and one wake-up semaphore per
-    waiting process (register each with `add_waiter` before starting the processes)."""
+    """A network's parameters in shared memory with a version number, and one wake-up semaphore per waiting
+    process (register each with `add_waiter` before starting the processes).
+
+    Lock-free, so that no process killed at any moment can leave a lock held: there is one writer (the learner)
+    and two slots. Version v lives in slot v % 2, so a publish never overwrites the slot readers are copying from
+    unless they lag two versions behind. Each slot has a sequence counter, odd while it is being written (a
+    seqlock): a reader copies the slot of the version it read and keeps the copy only if that slot's counter
+    was even and unchanged across the copy; otherwise it tries again."""
 
     def __init__(self, network: nn.Module, context: Any):
-        self._flat = parameters_to_vector(network.parameters()).detach().cpu().clone().share_memory_()
-        self._version = context.Value('q', 0, lock=False)
-        self._lock = context.Lock()  # guards _flat and _version together
+        flat = parameters_to_vector(network.parameters()).detach().cpu()
+        self._slots = torch.stack([flat, flat]).share_memory_()
+        self._counters = torch.zeros(3, dtype=torch.int64).share_memory_()  # [version, sequence of slot 0, of slot 1]
         self._wakeups: list[Any] = []
 
     def add_waiter(self, context: Any) -> int:
@@ -69,17 +82,16 @@ class SharedParameters:
 
     @property
     def version(self) -> int:
-        return self._version.value
+        return int(self._counters[0])
 
     def publish(self, network: nn.Module) -> int:
-        """Copies `network`'s parameters in, bumps the version and wakes every waiter; never waits for them."""
-        self._acquire('publish')
-        try:
-            self._flat.copy_(parameters_to_vector(network.parameters()).detach())
-            self._version.value += 1
-            version = self._version.value
-        finally:
-            self._lock.release()
+        """Copies `network`'s parameters in as the next version and wakes every waiter; never waits for them."""
+        version = self.version + 1
+        slot = version % 2
+        self._counters[1 + slot] += 1  # odd: being written
+        self._slots[slot].copy_(parameters_to_vector(network.parameters()).detach())
+        self._counters[1 + slot] += 1  # even: complete
+        self._counters[0] = version
         self.wake_all()
         return version
 
@@ -91,32 +103,35 @@ class SharedParameters:
     def wait_newer(self, version: int, timeout: float, waiter: int = 0) -> bool:
         """Blocks `waiter` until the version exceeds `version` (True), or until `timeout` seconds pass or
         `wake_all` is called (False: the caller re-checks its stop conditions and waits again)."""
-        if self._version.value > version:
+        if self.version > version:
             return True
         self._wakeups[waiter].acquire(timeout=timeout)
-        return self._version.value > version
+        return self.version > version
 
     def copy_to(self, network: nn.Module) -> int:
         """Loads the latest parameters into `network`; returns their version."""
-        self._acquire('copy')
-        try:
-            # copy=True: vector_to_parameters makes the parameters views of the vector it is given, which must
-            # be a private copy, not the shared tensor that later publishes overwrite.
-            vector_to_parameters(self._flat.to(next(network.parameters()).device, copy=True), network.parameters())
-            return self._version.value
-        finally:
-            self._lock.release()
-
-    def _acquire(self, what: str) -> None:
-        if not self._lock.acquire(timeout=_LOCK_TIMEOUT_SECONDS):
-            raise ActorCrashError(
-                f'cannot {what} parameters: their lock was held for {_LOCK_TIMEOUT_SECONDS:.0f} s by a process that died while copying them'
-            )
+        while True:
+            version = self.version
+            slot = version % 2
+            sequence = int(self._counters[1 + slot])
+            if sequence % 2 == 0:
+                # A private copy: vector_to_parameters makes the parameters views of the vector it is given.
+                copied = self._slots[slot].clone()
+                if int(self._counters[1 + slot]) == sequence:
+                    break
+            time.sleep(0.001)  # the learner published twice during the copy (rare): take the newest
+        vector_to_parameters(copied.to(next(network.parameters()).device), network.parameters())
+        return version
 
 
-def make_rollout_buffers(num_actors: int, spec: dict[str, tuple[tuple[int, ...], torch.dtype]]) -> list[dict[str, torch.Tensor]]:
-    """One dict of shared-memory tensors per actor, shaped by `spec` ({name: (shape, dtype)})."""
-    return [{name: torch.empty(shape, dtype=dtype).share_memory_() for name, (shape, dtype) in spec.items()} for _ in range(num_actors)]
+def make_rollout_buffers(
+    num_actors: int, spec: dict[str, tuple[tuple[int, ...], torch.dtype]], num_buffers_per_actor: int = 1
+) -> list[list[dict[str, torch.Tensor]]]:
+    """`num_buffers_per_actor` dicts of shared-memory tensors per actor, shaped by `spec` ({name: (shape, dtype)})."""
+    return [
+        [{name: torch.empty(shape, dtype=dtype).share_memory_() for name, (shape, dtype) in spec.items()} for _ in range(num_buffers_per_actor)]
+        for _ in range(num_actors)
+    ]
 
 
 def actor_devices(num_actors: int, actors_on_gpu: bool) -> list[torch.device]:
@@ -125,18 +140,53 @@ def actor_devices(num_actors: int, actors_on_gpu: bool) -> list[torch.device]:
     return [torch.device(f'cuda:{i % num_gpus}') if num_gpus else torch.device('cpu') for i in range(num_actors)]
 
 
+class Rollout(NamedTuple):
+    """A filled rollout buffer as the learner receives it."""
+
+    actor_id: int
+    buffer_index: int  # which of the actor's buffers holds it
+    version: int  # the parameter version that produced it
+    finished: list[tuple[float, int]]  # episodes finished meanwhile (raw return, length)
+
+
+class _FreeBuffers:
+    """Which of one actor's buffers it may fill: a flag per buffer and a semaphore counting the free ones.
+
+    The actor takes one (`take`, waiting at most `timeout`), the learner gives it back after training on it
+    (`give_back`). A semaphore has no owner, so an actor that dies holding buffers blocks nobody."""
+
+    def __init__(self, num_buffers: int, context: Any, free: Optional[list[bool]] = None):
+        free = [True] * num_buffers if free is None else free
+        self.flags = torch.tensor(free, dtype=torch.bool).share_memory_()
+        self.count = context.Semaphore(sum(free))
+
+    def take(self, timeout: float) -> Optional[int]:
+        if not self.count.acquire(timeout=timeout):
+            return None
+        index = int(self.flags.nonzero()[0])
+        self.flags[index] = False
+        return index
+
+    def give_back(self, index: int) -> None:
+        self.flags[index] = True
+        self.count.release()
+
+
 def _actor_main(
     actor_id: int,
     make_actor: Callable[[int, torch.device], RolloutActor],
     device: torch.device,
     parameters: SharedParameters,
     waiter: int,
-    buffer: dict[str, torch.Tensor],
-    messages: Any,
+    buffers: list[dict[str, torch.Tensor]],
+    free: Optional[_FreeBuffers],
+    connection: Any,
     stop: Any,
     parent_pid: int,
 ) -> None:
-    """An actor process: wait for newer parameters, collect a rollout into the shared buffer, report, repeat."""
+    """An actor process. Synchronous (`free` is None): wait for newer parameters, fill the one buffer, report,
+    repeat. Asynchronous: take a free buffer, copy the newest parameters if there are any (never waiting for
+    them), fill the buffer, report, repeat."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group; the learner decides
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     torch.set_num_threads(1)
@@ -144,63 +194,151 @@ def _actor_main(
         actor = make_actor(actor_id, device)
         version = 0
         while not stop.value and os.getppid() == parent_pid:
-            if not parameters.wait_newer(version, _POLL_SECONDS, waiter):
-                continue
-            version = parameters.copy_to(actor.network)
-            finished = actor.collect(buffer)
-            messages.put((actor_id, version, finished, None))
-    except Exception:  # report to the learner, which stops the run with this message
-        messages.put((actor_id, -1, [], traceback.format_exc()))
+            if free is None:
+                if not parameters.wait_newer(version, _POLL_SECONDS, waiter):
+                    continue
+                index = 0
+            else:
+                if version == 0 and not parameters.wait_newer(0, _POLL_SECONDS, waiter):
+                    continue  # the learner has not published its first parameters yet
+                index = free.take(_POLL_SECONDS)
+                if index is None:
+                    continue
+            if parameters.version > version:
+                version = parameters.copy_to(actor.network)
+            finished = actor.collect(buffers[index])
+            connection.send(Rollout(actor_id, index, version, finished))
+    except Exception:  # report to the learner, which stops the run (or restarts the actor) with this message
+        connection.send((actor_id, traceback.format_exc()))
         sys.exit(1)
 
 
 class ActorPool:
-    """Starts the actor processes, gathers their rollouts, and stops them cleanly."""
+    """Starts the actor processes, gathers their rollouts, restarts or reports crashed actors, stops them cleanly.
+
+    Each actor sends its messages through a pipe of its own (no lock shared between processes). Synchronous
+    pools give each actor one buffer, filled once per published version. Asynchronous pools (`asynchronous`)
+    give each actor `len(buffers[i])` buffers: it fills free ones back to back while the learner trains on
+    earlier ones, and the learner gives each back with `release` once it has used it."""
 
     def __init__(
         self,
         make_actor: Callable[[int, torch.device], RolloutActor],
         parameters: SharedParameters,
-        buffers: list[dict[str, torch.Tensor]],
+        buffers: list[list[dict[str, torch.Tensor]]],
         devices: list[torch.device],
         context: Any,
+        *,
+        asynchronous: bool = False,
+        restart_actors: bool = False,
+        max_restarts: int = 10,
     ):
+        if not asynchronous and any(len(actor_buffers) != 1 for actor_buffers in buffers):
+            raise ValueError('a synchronous actor pool takes exactly one buffer per actor')
         self.buffers = buffers
+        self.asynchronous = asynchronous
+        self.restart_actors = restart_actors
+        self.max_restarts = max_restarts
+        self.restarts = [0] * len(buffers)
+        self._make_actor = make_actor
+        self._devices = devices
+        self._context = context
         self._parameters = parameters
-        self._messages = context.Queue()
+        self._waiters = [parameters.add_waiter(context) for _ in buffers]
         self._stop = context.Value('b', 0, lock=False)  # a plain flag: an Event's lock could die with an actor
-        self._processes = [
-            context.Process(
-                target=_actor_main,
-                args=(i, make_actor, devices[i], parameters, parameters.add_waiter(context), buffers[i], self._messages, self._stop, os.getpid()),
-                name=f'actor-{i}',
-                daemon=True,
-            )
-            for i in range(len(buffers))
-        ]
+        self._held: list[set[int]] = [set() for _ in buffers]  # buffers the learner has received and not released
+        self._ready: collections.deque[Rollout] = collections.deque()
+        self._free: list[Optional[_FreeBuffers]] = [None] * len(buffers)
+        self._connections: list[Any] = [None] * len(buffers)
+        self._processes: list[Any] = [None] * len(buffers)
+        for actor_id in range(len(buffers)):
+            self._create(actor_id)
+
+    def _create(self, actor_id: int) -> None:
+        """Makes (or remakes, after a crash) actor `actor_id`'s pipe, free-buffer set and process, not started."""
+        num_buffers = len(self.buffers[actor_id])
+        if self.asynchronous:
+            self._free[actor_id] = _FreeBuffers(num_buffers, self._context, [i not in self._held[actor_id] for i in range(num_buffers)])
+        receiver, sender = self._context.Pipe(duplex=False)
+        self._connections[actor_id] = (receiver, sender)
+        self._processes[actor_id] = self._context.Process(
+            target=_actor_main,
+            args=(
+                actor_id, self._make_actor, self._devices[actor_id], self._parameters, self._waiters[actor_id],
+                self.buffers[actor_id], self._free[actor_id], sender, self._stop, os.getpid(),
+            ),
+            name=f'actor-{actor_id}',
+            daemon=True,
+        )  # fmt: skip
 
     def start(self) -> None:
         for process in self._processes:
             process.start()
 
-    def receive(self, stop_request: 'StopRequest') -> Optional[tuple[int, int, list[tuple[float, int]]]]:
-        """The next finished rollout: (actor id, parameter version, finished episodes), or None once a stop is
-        requested. Raises ActorCrashError."""
+    def buffer(self, rollout: Rollout) -> dict[str, torch.Tensor]:
+        return self.buffers[rollout.actor_id][rollout.buffer_index]
+
+    def release(self, rollout: Rollout) -> None:
+        """Gives a rollout's buffer back to its actor (asynchronous pools; a no-op for synchronous ones)."""
+        self._held[rollout.actor_id].discard(rollout.buffer_index)
+        free = self._free[rollout.actor_id]
+        if free is not None and self._processes[rollout.actor_id] is not None:
+            free.give_back(rollout.buffer_index)
+
+    def receive(self, stop_request: 'StopRequest') -> Optional[Rollout]:
+        """The next finished rollout, or None once a stop is requested. Raises ActorCrashError when an actor
+        dies or raises, unless `restart_actors`, which restarts it (at most `max_restarts` times per actor)."""
         while not stop_request:
-            try:
-                actor_id, version, finished, error = self._messages.get(timeout=_POLL_SECONDS)
-            except queue.Empty:
-                self._check_alive()
-                continue
-            if error is not None:
-                raise ActorCrashError(f'actor {actor_id} failed: {error.strip().splitlines()[-1]}\n{error}')
-            return actor_id, version, finished
+            if self._ready:
+                return self._ready.popleft()
+            by_handle = {}
+            for actor_id, (receiver, _) in enumerate(self._connections):
+                by_handle[receiver] = actor_id
+                by_handle[self._processes[actor_id].sentinel] = actor_id
+            for handle in multiprocessing.connection.wait(list(by_handle), timeout=_POLL_SECONDS):
+                actor_id = by_handle[handle]
+                error = self._drain(actor_id)
+                if error is None and self._processes[actor_id].is_alive():
+                    continue
+                self._handle_crash(actor_id, error)
         return None
 
-    def _check_alive(self) -> None:
-        for i, process in enumerate(self._processes):
-            if not process.is_alive():
-                raise ActorCrashError(f'actor {i} (pid {process.pid}) died with exit code {process.exitcode}; stopping the run')
+    def _drain(self, actor_id: int) -> Optional[str]:
+        """Reads every message waiting in actor `actor_id`'s pipe; returns its error report if it sent one."""
+        receiver = self._connections[actor_id][0]
+        while receiver.poll():
+            try:
+                message = receiver.recv()
+            except (EOFError, OSError):
+                return None
+            if isinstance(message, Rollout):
+                self._held[actor_id].add(message.buffer_index)
+                self._ready.append(message)
+            else:
+                return message[1]
+        return None
+
+    def _handle_crash(self, actor_id: int, error: Optional[str]) -> None:
+        process = self._processes[actor_id]
+        process.join(1.0)
+        if error is not None:
+            cause = f'actor {actor_id} failed: {error.strip().splitlines()[-1]}'
+            details = f'\n{error}'
+        else:
+            cause = f'actor {actor_id} (pid {process.pid}) died with exit code {process.exitcode}'
+            details = ''
+        if not self.restart_actors or self.restarts[actor_id] >= self.max_restarts:
+            suffix = f' after {self.restarts[actor_id]} restarts' if self.restart_actors else ''
+            raise ActorCrashError(f'{cause}; stopping the run{suffix}{details}')
+        self.restarts[actor_id] += 1
+        print(f'{cause}; restarting it (restart {self.restarts[actor_id]} of at most {self.max_restarts})', file=sys.stderr, flush=True)
+        self._close_connection(actor_id)
+        self._create(actor_id)
+        self._processes[actor_id].start()
+
+    def _close_connection(self, actor_id: int) -> None:
+        for end in self._connections[actor_id]:
+            end.close()
 
     def stop(self, timeout: float = 3.0) -> None:
         """Asks every actor to stop, waits up to `timeout` seconds in all, then terminates the rest."""
@@ -217,8 +355,8 @@ class ActorPool:
             if process.is_alive():
                 process.kill()
                 process.join()
-        self._messages.cancel_join_thread()
-        self._messages.close()
+        for actor_id in range(len(self._connections)):
+            self._close_connection(actor_id)
 
 
 class StopRequest:

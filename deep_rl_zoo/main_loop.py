@@ -326,6 +326,42 @@ def train_value_agent(
     run_single_process(experiment, agent, train_env, eval_actor, eval_env)
 
 
+@dataclasses.dataclass
+class AsyncSettings:
+    """The asynchronous mode of the actors + learner loop (IMPALA, APPO): see `run_actors_and_learner`."""
+
+    num_buffers_per_actor: int  # K >= 2: an actor fills one while the learner trains on the others
+    batch_rollouts: int  # rollouts per learner update, taken in arrival order
+    max_policy_lag: int  # rollouts made by parameters more than this many updates old are dropped
+
+    @classmethod
+    def from_values(cls, values: dict[str, Any]) -> 'AsyncSettings':
+        return cls(values['num_buffers_per_actor'], values['batch_rollouts'], values['max_policy_lag'])
+
+
+class PolicyLagStatistics:
+    """The policy lag (learner version minus the rollout's version) of the rollouts trained on, and the rollouts
+    dropped for lagging more than the bound, per iteration."""
+
+    def __init__(self) -> None:
+        self.lags: list[int] = []
+        self.dropped = 0
+
+    def statistics(self) -> dict[str, float]:
+        """version_diff min / mean / max of the rollouts trained on since the last call, and the dropped count."""
+        lags = np.array(self.lags or [math.nan])
+        received = len(self.lags) + self.dropped
+        values = {
+            'version_diff_min': float(lags.min()),
+            'version_diff_mean': float(lags.mean()),
+            'version_diff_max': float(lags.max()),
+            'dropped_rollouts': float(self.dropped),
+            'dropped_fraction': self.dropped / received if received else 0.0,
+        }
+        self.lags, self.dropped = [], 0
+        return values
+
+
 def run_actors_and_learner(
     experiment: Experiment,
     learner: Learner,
@@ -335,49 +371,88 @@ def run_actors_and_learner(
     actors_on_gpu: bool,
     eval_actor: Actor,
     eval_env: VectorEnvironment,
+    asynchronous: Optional[AsyncSettings] = None,
+    restart_actors: bool = False,
 ) -> None:
-    """Synchronous actors + learner iterations (PPO): every update uses one fresh rollout from each actor.
+    """Actors + learner iterations, synchronous (`asynchronous` None) or asynchronous.
 
-    Actors wait for the parameters their rollouts will be judged against, so the data is exactly on-policy.
-    Ctrl-C or SIGTERM stops every process within seconds; a crashed actor stops the run with its error.
+    Synchronous (PPO, A2C, SAC): every update uses one fresh rollout from each actor, in actor order; actors wait
+    for the parameters their rollouts will be judged against, so the data is exactly on-policy and runs are
+    deterministic per seed.
+
+    Asynchronous (IMPALA, APPO): actors never wait (see `distributed`). The learner takes rollouts in arrival
+    order, `batch_rollouts` per update, gives their buffers back after the update, and drops (counts and logs)
+    any whose parameter version lags its own by more than `max_policy_lag` updates; with a bound of 0 every
+    rollout trained on was made by the parameters being updated. Not deterministic: arrival order depends on
+    timing.
+
+    Ctrl-C or SIGTERM stops every process within seconds; a crashed actor stops the run with its error, or is
+    restarted with `restart_actors`.
     """
     if experiment.resumed_state is not None:
         learner.load_state_dict(experiment.resumed_state)
     devices = distributed.actor_devices(num_actors, actors_on_gpu)
     context = distributed.process_context(devices)
     parameters = distributed.SharedParameters(learner.network, context)
-    pool = distributed.ActorPool(make_actor, parameters, distributed.make_rollout_buffers(num_actors, rollout_spec), devices, context)
+    num_buffers = asynchronous.num_buffers_per_actor if asynchronous else 1
+    buffers = distributed.make_rollout_buffers(num_actors, rollout_spec, num_buffers)
+    pool = distributed.ActorPool(make_actor, parameters, buffers, devices, context, asynchronous=asynchronous is not None, restart_actors=restart_actors)
     steps_per_rollout = rollout_spec['reward'][0][0] * rollout_spec['reward'][0][1]
     stop_request = distributed.StopRequest()
+    lag = PolicyLagStatistics()
+    pending: list[distributed.Rollout] = []  # asynchronous: received, waiting for a full batch (across iterations)
     pool.start()
     try:
         parameters.publish(learner.network)
         for iteration in experiment.iterations:
             iteration_steps = 0
             while iteration_steps < experiment.settings.num_train_steps and not stop_request:
-                arrived: set[int] = set()
-                while len(arrived) < num_actors and (received := pool.receive(stop_request)) is not None:
-                    actor_id, _, finished = received
-                    arrived.add(actor_id)
-                    experiment.record_train_step(steps_per_rollout, finished, pool.buffers[actor_id]['observation'][-1].numpy())
-                    iteration_steps += steps_per_rollout
-                if stop_request:
+                if asynchronous is None:
+                    batch: dict[int, distributed.Rollout] = {}
+                    while len(batch) < num_actors and (rollout := pool.receive(stop_request)) is not None:
+                        batch[rollout.actor_id] = rollout
+                        experiment.record_train_step(steps_per_rollout, rollout.finished, pool.buffer(rollout)['observation'][-1].numpy())
+                        iteration_steps += steps_per_rollout
+                    if stop_request:
+                        break
+                    # In actor order, whatever the order of arrival: a learner with a replay (SAC) keeps one stream per
+                    # actor environment, and each stream must continue that environment's steps.
+                    learner.update([pool.buffer(batch[actor_id]) for actor_id in range(num_actors)])
+                    parameters.publish(learner.network)
+                    continue
+                rollout = pool.receive(stop_request)
+                if rollout is None:
                     break
-                # In actor order, whatever the order of arrival: a learner with a replay (SAC) keeps one stream per
-                # actor environment, and each stream must continue that environment's steps.
-                learner.update(pool.buffers)
-                parameters.publish(learner.network)
+                experiment.record_train_step(steps_per_rollout, rollout.finished, pool.buffer(rollout)['observation'][-1].numpy())
+                iteration_steps += steps_per_rollout
+                # The learner's own version does not change until the next update, so the lag measured now is the
+                # lag at training time.
+                if parameters.version - rollout.version > asynchronous.max_policy_lag:
+                    lag.dropped += 1
+                    pool.release(rollout)
+                    continue
+                pending.append(rollout)
+                if len(pending) == asynchronous.batch_rollouts:
+                    lag.lags += [parameters.version - rollout.version for rollout in pending]
+                    learner.update([pool.buffer(rollout) for rollout in pending])
+                    for rollout in pending:
+                        pool.release(rollout)
+                    pending.clear()
+                    parameters.publish(learner.network)
             if stop_request:
                 print(
                     f'\nInterrupted ({stop_request.signal_name}): stopping {num_actors} actors; the last checkpoint is in {experiment.settings.checkpoint_dir}',
                     file=sys.stderr,
                 )
                 raise SystemExit(130)
+            learner_statistics = learner.learner_statistics()
+            if asynchronous is not None:
+                learner_statistics.update(lag.statistics())
             experiment.end_iteration(
                 iteration,
                 learner.state_dict(),
                 learner.learner_steps,
-                learner.learner_statistics(),
+                learner_statistics,
                 learner.agent_statistics(),
                 lambda: experiment.evaluate(eval_actor, eval_env),
             )
@@ -393,8 +468,10 @@ def train_actors_and_learner(
     build_learner: Callable[[nn.Module, dict[str, Any], int, torch.device], Learner],
     build_actor: Callable[[nn.Module, VectorEnvironment, dict[str, Any], int, torch.device], distributed.RolloutActor],
     rollout_spec: Callable[[VectorEnvironment, int, int], dict[str, tuple[tuple[int, ...], torch.dtype]]],
+    asynchronous: bool = False,
 ) -> None:
-    """Entry point of the actors + learner run scripts (PPO, ...): everything from the flags, then iterations."""
+    """Entry point of the actors + learner run scripts (PPO, IMPALA, ...): everything from the flags, then
+    iterations; `asynchronous` runs the loop's asynchronous mode with the flags of `flags.define_asynchronous`."""
     from deep_rl_zoo import flags
 
     values = {**flags.flag_values(), 'environment_kind': kind}
@@ -403,15 +480,19 @@ def train_actors_and_learner(
     eval_env = create_environment(kind, values, 1, values['seed'] + EVAL_SEED_OFFSET)
     device = learner_device() if values['learner_on_gpu'] else torch.device('cpu')
     network = make_network(eval_env, values)
-    rollout_steps = num_actors * num_envs * values['unroll_length']
-    total_updates = math.ceil(values['num_train_steps'] / rollout_steps) * values['num_iterations']
+    async_settings = AsyncSettings.from_values(values) if asynchronous else None
+    rollouts_per_update = async_settings.batch_rollouts if async_settings else num_actors
+    steps_per_update = rollouts_per_update * num_envs * values['unroll_length']
+    total_updates = math.ceil(values['num_train_steps'] / steps_per_update) * values['num_iterations']
     learner = build_learner(network, values, total_updates, device)
 
     make_actor = _ActorFactory(kind, values, make_network, build_actor)
     spec = rollout_spec(eval_env, num_envs, values['unroll_length'])
     experiment = Experiment(RunSettings.from_values(learner.agent_name, values), eval_env)
     eval_actor = PolicyGreedyActor(learner.network, device, *action_bounds(eval_env))
-    run_actors_and_learner(experiment, learner, make_actor, spec, num_actors, values['actors_on_gpu'], eval_actor, eval_env)
+    run_actors_and_learner(
+        experiment, learner, make_actor, spec, num_actors, values['actors_on_gpu'], eval_actor, eval_env, async_settings, values['restart_actors']
+    )
 
 
 @dataclasses.dataclass

@@ -105,11 +105,11 @@ def make_slow_actor(actor_id, device):
 class Pool:
     """An ActorPool of `num_actors` fakes around a learner network, stopped (and checked stopped) on exit."""
 
-    def __init__(self, make_actor, num_actors: int, context=CONTEXT):
+    def __init__(self, make_actor, num_actors: int, context=CONTEXT, num_buffers: int = 1, **pool_options):
         self.network = scalar_network(0.0)
         self.parameters = distributed.SharedParameters(self.network, context)
         self.pool = distributed.ActorPool(
-            make_actor, self.parameters, distributed.make_rollout_buffers(num_actors, SPEC), [CPU] * num_actors, context
+            make_actor, self.parameters, distributed.make_rollout_buffers(num_actors, SPEC, num_buffers), [CPU] * num_actors, context, **pool_options
         )
 
     def __enter__(self):
@@ -128,13 +128,13 @@ class Pool:
         self.publish(weight)
         received = {}
         for _ in range(num_actors):
-            actor_id, version, finished = self.pool.receive(NO_STOP)
+            actor_id, _, version, finished = self.pool.receive(NO_STOP)
             assert actor_id not in received, f'actor {actor_id} sent two rollouts for one parameter version'
             received[actor_id] = (version, finished)
         return received
 
     def pids(self) -> list[int]:
-        return [int(buffer['pid'].item()) for buffer in self.pool.buffers]
+        return [int(buffers[0]['pid'].item()) for buffers in self.pool.buffers]
 
 
 def publish_or_fail(parameters, network, seconds=3.0):
@@ -261,7 +261,7 @@ def test_actor_pool_delivers_each_actor_rollout_with_the_version_it_used():
             weight = 10.0 * version
             received = pool.round(weight, num_actors)
             assert received == {actor_id: (version, [(weight, actor_id)]) for actor_id in range(num_actors)}
-            for actor_id, buffer in enumerate(pool.pool.buffers):  # the data itself was made with those parameters
+            for actor_id, (buffer,) in enumerate(pool.pool.buffers):  # the data itself was made with those parameters
                 assert torch.equal(buffer['weight'], torch.full((3,), weight))
                 assert buffer['actor'].item() == actor_id
         pids = pool.pids()
@@ -311,7 +311,7 @@ def test_an_actor_killed_with_sigkill_makes_receive_raise_within_two_seconds():
         start = time.monotonic()
         with pytest.raises(distributed.ActorCrashError, match=rf'^actor 1 \(pid {pids[1]}\) died with exit code -9'):
             for _ in range(2):  # actor 0 still delivers its rollout for version 2
-                actor_id, version, _ = pool.pool.receive(NO_STOP)
+                actor_id, _, version, _ = pool.pool.receive(NO_STOP)
                 assert (actor_id, version) == (0, 2)
         assert time.monotonic() - start < 2.0
     assert not any(is_running(pid) for pid in pids)
@@ -338,3 +338,152 @@ def test_stop_wakes_idle_actors_and_terminates_busy_ones():
     assert time.monotonic() - start < 3.0
     assert not any(is_running(pid) for pid in busy_pids), 'stop() left busy actors running'
     assert set(running_children()) <= helpers
+
+
+# --- Lock-free parameters ----------------------------------------------------------------------------------------
+
+
+def _copy_repeatedly(parameters, count, results):
+    """Child process: copies the parameters `count` times; reports any copy whose numbers are not all equal."""
+    network = nn.Linear(1000, 100)
+    torn = []
+    for _ in range(count):
+        version = parameters.copy_to(network)
+        values = torch.cat([network.weight.flatten(), network.bias])
+        if not torch.all(values == values[0]):
+            torn.append((version, float(values.min()), float(values.max())))
+    results.put(torn)
+
+
+def test_copies_made_while_the_learner_publishes_are_never_torn():
+    """Every publish writes one number everywhere; a copy that mixed two versions would hold two numbers."""
+    learner = nn.Linear(1000, 100)
+    parameters = distributed.SharedParameters(learner, CONTEXT)
+    with torch.no_grad():
+        for parameter in learner.parameters():
+            parameter.fill_(0.0)
+    parameters.publish(learner)
+    results = CONTEXT.Queue()
+    child = CONTEXT.Process(target=_copy_repeatedly, args=(parameters, 3000, results))
+    child.start()
+    version = 1
+    while child.is_alive() and version < 100_000:
+        with torch.no_grad():
+            for parameter in learner.parameters():
+                parameter.fill_(float(version))
+        version = parameters.publish(learner)
+    torn = results.get(timeout=60)
+    child.join(10)
+    assert version > 100, 'the learner published too few versions to race with the copies'
+    assert torn == []
+
+
+def test_publish_and_copy_need_no_lock_that_a_killed_reader_could_hold():
+    learner = scalar_network(1.0)
+    parameters = distributed.SharedParameters(learner, CONTEXT)
+    results = CONTEXT.Queue()
+    child = CONTEXT.Process(target=_copy_repeatedly, args=(parameters, 10**9, results))
+    child.start()
+    time.sleep(0.3)  # copying in a loop
+    os.kill(child.pid, signal.SIGKILL)
+    child.join(5)
+    publish_or_fail(parameters, learner)
+    network = scalar_network(0.0)
+    assert parameters.copy_to(network) == 1 and network.weight.item() == 1.0
+
+
+# --- Asynchronous pools ------------------------------------------------------------------------------------------
+
+
+def receive_within(pool, seconds):
+    """Rollouts the pool delivers within `seconds` (waiting in slices, so no call blocks past the end)."""
+    received = []
+    deadline = time.monotonic() + seconds
+    stop_at_deadline = type('Deadline', (), {'__bool__': lambda self: time.monotonic() >= deadline})()
+    while time.monotonic() < deadline:
+        rollout = pool.receive(stop_at_deadline)
+        if rollout is not None:
+            received.append(rollout)
+    return received
+
+
+def test_asynchronous_actors_fill_every_free_buffer_without_waiting_for_parameters():
+    num_actors, num_buffers = 2, 3
+    with Pool(make_fake_actor, num_actors, num_buffers=num_buffers, asynchronous=True) as pool:
+        pool.publish(1.0)
+        first = receive_within(pool.pool, 1.5)
+        # Each actor filled all its buffers with version 1 and then waits for a free one, not for parameters.
+        assert sorted((r.actor_id, r.buffer_index, r.version) for r in first) == [(a, b, 1) for a in range(num_actors) for b in range(num_buffers)]
+        assert all(r.finished == [(1.0, r.actor_id)] for r in first)
+        pool.publish(2.0)  # a newer version is picked up by the next rollout, not waited for
+        pool.pool.release(first[0])
+        (second,) = receive_within(pool.pool, 1.0)
+        assert (second.actor_id, second.buffer_index, second.version) == (first[0].actor_id, first[0].buffer_index, 2)
+        assert torch.equal(pool.pool.buffer(second)['weight'], torch.full((3,), 2.0))
+        for rollout in first[1:]:  # buffers given back are filled again, with the parameters of the moment
+            pool.pool.release(rollout)
+        again = receive_within(pool.pool, 1.0)
+        assert sorted((r.actor_id, r.buffer_index, r.version) for r in again) == sorted((r.actor_id, r.buffer_index, 2) for r in first[1:])
+
+
+def test_a_synchronous_pool_refuses_several_buffers_per_actor():
+    with pytest.raises(ValueError, match='exactly one buffer per actor'):
+        Pool(make_fake_actor, 1, num_buffers=2)
+
+
+def make_actor_failing_on_third_rollout(actor_id, device):
+    actor = FakeActor(actor_id)
+    collect, calls = actor.collect, [0]
+
+    def failing_collect(buffer):
+        calls[0] += 1
+        if actor_id == 1 and calls[0] == 3:
+            raise RuntimeError('third rollout fails (fake)')
+        return collect(buffer)
+
+    actor.collect = failing_collect
+    return actor
+
+
+@pytest.mark.parametrize('asynchronous', [False, True])
+def test_restart_actors_replaces_a_killed_actor_and_the_pool_goes_on(asynchronous, capfd):
+    num_buffers = 2 if asynchronous else 1
+    with Pool(make_fake_actor, 2, num_buffers=num_buffers, asynchronous=asynchronous, restart_actors=True) as pool:
+        pool.publish(1.0)
+        first = receive_within(pool.pool, 1.0)
+        old_pid = int(pool.pool.buffer(next(r for r in first if r.actor_id == 1))['pid'].item())
+        os.kill(old_pid, signal.SIGKILL)
+        time.sleep(0.2)
+        for rollout in first:
+            pool.pool.release(rollout)
+        pool.publish(2.0)
+        second = receive_within(pool.pool, 3.0)
+        from_restarted = [r for r in second if r.actor_id == 1]
+        assert from_restarted, 'the restarted actor delivered nothing'
+        new_pid = int(pool.pool.buffer(from_restarted[-1])['pid'].item())
+        assert new_pid != old_pid and is_running(new_pid) and not is_running(old_pid)
+        assert pool.pool.restarts == [0, 1]
+        assert all(r.version == 2 for r in from_restarted)
+        pids = [new_pid, int(pool.pool.buffer(next(r for r in second if r.actor_id == 0))['pid'].item())]
+    assert not any(is_running(pid) for pid in pids)
+    assert f'actor 1 (pid {old_pid}) died with exit code -9; restarting it (restart 1 of at most 10)' in capfd.readouterr().err
+
+
+def test_restart_actors_gives_up_after_max_restarts_naming_the_cause():
+    with Pool(make_actor_failing_in_collect, 2, num_buffers=2, asynchronous=True, restart_actors=True, max_restarts=2) as pool:
+        pool.publish(1.0)
+        with pytest.raises(distributed.ActorCrashError, match=r'^actor 1 failed: ValueError: boom from fake actor 1; stopping the run after 2 restarts'):
+            receive_within(pool.pool, 30.0)
+        assert pool.pool.restarts == [0, 2]
+
+
+def test_a_restarted_asynchronous_actor_never_refills_buffers_the_learner_still_holds():
+    with Pool(make_actor_failing_on_third_rollout, 2, num_buffers=2, asynchronous=True, restart_actors=True) as pool:
+        pool.publish(1.0)
+        held = [r for r in receive_within(pool.pool, 1.5) if r.actor_id == 1]
+        assert len(held) == 2  # actor 1 filled both buffers; its third rollout (after a release) will fail
+        pool.pool.release(held[0])
+        after = [r for r in receive_within(pool.pool, 2.0) if r.actor_id == 1]
+        assert pool.pool.restarts == [0, 1]
+        # The restarted actor filled the buffer that was given back, never the one the learner still holds.
+        assert [r.buffer_index for r in after] == [held[0].buffer_index]

@@ -377,3 +377,74 @@ def test_the_learner_gets_the_rollouts_in_actor_order_whatever_order_they_arrive
         experiment, learner, lambda actor_id, device: _ActorOfKnownSpeed(actor_id), spec, 2, False, AlwaysLeft(), eval_env
     )
     assert learner.orders == [[0, 1], [0, 1], [0, 1]]  # 6 steps: 3 updates of one step from each of 2 actors
+
+
+class _ActorReportingItsParameter:
+    """Writes its network's weight (set by the learner to its update count) into the buffer, quickly."""
+
+    def __init__(self, actor_id):
+        self.network = torch.nn.Linear(1, 1, bias=False)
+
+    def collect(self, buffer):
+        time.sleep(0.01)
+        buffer['made_by'].fill_(self.network.weight.item())
+        return []
+
+
+class _SlowLearner(_OrderRecordingLearner):
+    """Sets its weight to its update count, so a rollout made by version v (published after v - 1 updates) holds
+    v - 1; records, for every rollout it trains on, how many updates old its parameters were."""
+
+    def __init__(self, seconds_per_update):
+        super().__init__()
+        self.network = torch.nn.Linear(1, 1, bias=False)
+        torch.nn.init.zeros_(self.network.weight)
+        self.seconds_per_update = seconds_per_update
+        self.lags = []
+
+    def update(self, buffers):
+        self.lags += [self.learner_steps - int(buffer['made_by'].item()) for buffer in buffers]
+        time.sleep(self.seconds_per_update)
+        self.learner_steps += 1
+        torch.nn.init.constant_(self.network.weight, float(self.learner_steps))
+
+
+def run_asynchronous(tmp_path, learner, max_policy_lag, batch_rollouts=1, num_train_steps=60):
+    spec = {'observation': ((1, 1, 4), torch.float32), 'reward': ((1, 1), torch.float32), 'made_by': ((1,), torch.float32)}
+    experiment = Experiment(settings(tmp_path, num_iterations=1, num_train_steps=num_train_steps, num_eval_steps=0), VECTOR_ENV)
+    logged = {}
+    end_iteration = experiment.end_iteration
+    experiment.end_iteration = lambda iteration, state, steps, learner_statistics, *rest: (
+        logged.update(learner_statistics) or end_iteration(iteration, state, steps, learner_statistics, *rest)
+    )
+    asynchronous = main_loop.AsyncSettings(num_buffers_per_actor=3, batch_rollouts=batch_rollouts, max_policy_lag=max_policy_lag)
+    main_loop.run_actors_and_learner(
+        experiment, learner, lambda actor_id, device: _ActorReportingItsParameter(actor_id), spec, 2, False, AlwaysLeft(),
+        types.SimpleNamespace(close=lambda: None), asynchronous,
+    )  # fmt: skip
+    return logged
+
+
+def test_a_slow_asynchronous_learner_drops_and_counts_rollouts_that_lag_too_far(tmp_path):
+    learner = _SlowLearner(seconds_per_update=0.05)
+    logged = run_asynchronous(tmp_path, learner, max_policy_lag=1)
+    assert learner.lags and max(learner.lags) <= 1
+    assert logged['dropped_rollouts'] > 0  # 2 actors x 3 buffers of rollouts queue up behind a slow learner
+    assert logged['dropped_rollouts'] + len(learner.lags) == 60  # every rollout received is trained on or dropped
+    assert logged['dropped_fraction'] == logged['dropped_rollouts'] / 60
+    assert logged['version_diff_min'] == min(learner.lags)
+    assert logged['version_diff_max'] == max(learner.lags)
+    assert logged['version_diff_mean'] == pytest.approx(np.mean(learner.lags))
+
+
+def test_with_max_policy_lag_zero_every_rollout_trained_on_comes_from_the_current_parameters(tmp_path):
+    learner = _SlowLearner(seconds_per_update=0.02)
+    logged = run_asynchronous(tmp_path, learner, max_policy_lag=0, batch_rollouts=2)
+    assert len(learner.lags) >= 2 and set(learner.lags) == {0}
+    assert logged['version_diff_max'] == 0
+
+
+def test_a_fast_asynchronous_learner_trains_on_batches_in_arrival_order_without_dropping(tmp_path):
+    learner = _SlowLearner(seconds_per_update=0.0)
+    logged = run_asynchronous(tmp_path, learner, max_policy_lag=100, batch_rollouts=3)
+    assert logged['dropped_rollouts'] == 0 and len(learner.lags) == 60 and learner.learner_steps == 20
