@@ -1,4 +1,5 @@
-"""Networks: output shapes, uint8 scaling of the Nature CNN, orthogonal initialisation gains, learned log std."""
+"""Networks: output shapes, uint8 scaling of the Nature and IMPALA CNNs, the IMPALA ResNet's size, orthogonal
+initialisation gains, learned log std."""
 
 import math
 
@@ -7,7 +8,7 @@ import torch
 from torch import nn
 
 from deep_rl_zoo import gym_env
-from deep_rl_zoo.networks.common import MlpTorso, NatureCnnTorso, orthogonal_init
+from deep_rl_zoo.networks.common import ImpalaResNetTorso, MlpTorso, NatureCnnTorso, orthogonal_init
 from deep_rl_zoo.networks.policy import (
     CategoricalActorCritic,
     GaussianActorCritic,
@@ -77,6 +78,60 @@ def test_categorical_actor_critic_refuses_zero_actions():
         CategoricalActorCritic(MlpTorso(4), 0)
 
 
+def test_impala_resnet_torso_shape():
+    torso = ImpalaResNetTorso()
+    assert torso.output_size == 256
+    out = torso(torch.randint(0, 256, (2, 4, 84, 84), dtype=torch.uint8))
+    assert out.shape == (2, 256) and out.dtype == torch.float32
+    assert (out >= 0).all()  # ReLU after the linear layer
+    # Each max-pool (3x3, stride 2, padding 1) maps n to floor((n - 1) / 2) + 1: 84 -> 42 -> 21 -> 11.
+    assert torso.fc[0].in_features == 32 * 11 * 11
+    # Other frame sizes and channel counts work too.
+    small = ImpalaResNetTorso(in_channels=1, frame_size=64, channels=(8, 16), output_size=32)
+    assert small.fc[0].in_features == 16 * 16 * 16  # 64 -> 32 -> 16
+    assert small(torch.zeros(3, 1, 64, 64, dtype=torch.uint8)).shape == (3, 32)
+
+
+def test_impala_resnet_torso_parameter_count():
+    # A 3x3 conv from c_in to c_out channels holds 9 * c_in * c_out weights and c_out biases.
+    # Section 1:  conv 4 -> 16:   9 * 4 * 16 + 16  =    592;  4 residual convs 16 -> 16: 4 * (2304 + 16) =  9,280.
+    # Section 2:  conv 16 -> 32:  9 * 16 * 32 + 32 =  4,640;  4 residual convs 32 -> 32: 4 * (9216 + 32) = 36,992.
+    # Section 3:  conv 32 -> 32:  9 * 32 * 32 + 32 =  9,248;  4 residual convs:                            36,992.
+    # Linear:     32 * 11 * 11 = 3,872 features -> 256:  3872 * 256 + 256 = 991,488.
+    # Total: 592 + 9,280 + 4,640 + 36,992 + 9,248 + 36,992 + 991,488 = 1,089,232.
+    torso = ImpalaResNetTorso()
+    assert sum(parameter.numel() for parameter in torso.parameters()) == 1_089_232
+    # 15 conv layers, as the paper's figure 3 says of the large architecture.
+    assert sum(isinstance(layer, nn.Conv2d) for layer in torso.modules()) == 15
+
+
+def test_impala_resnet_torso_gradients_reach_the_first_conv():
+    torso = ImpalaResNetTorso()
+    torso(torch.randint(0, 256, (2, 4, 84, 84), dtype=torch.uint8)).sum().backward()
+    first_conv = torso.convs[0]
+    assert isinstance(first_conv, nn.Conv2d) and first_conv.in_channels == 4
+    assert first_conv.weight.grad is not None and torch.count_nonzero(first_conv.weight.grad) > 0
+    assert all(parameter.grad is not None for parameter in torso.parameters())
+
+
+def test_impala_residual_block_adds_its_input():
+    torso = ImpalaResNetTorso(in_channels=1, frame_size=8, channels=(2,), output_size=4)
+    block = torso.convs[2]
+    for conv in (block.conv0, block.conv1):
+        nn.init.zeros_(conv.weight)
+        nn.init.zeros_(conv.bias)
+    x = torch.randn(1, 2, 4, 4)
+    torch.testing.assert_close(block(x), x)  # zero convs leave only the skip, negative entries included
+
+
+@pytest.mark.parametrize(
+    'kwargs', [dict(in_channels=0), dict(frame_size=0), dict(channels=()), dict(channels=(16, 0)), dict(output_size=0)]
+)
+def test_impala_resnet_torso_refuses_bad_sizes(kwargs):
+    with pytest.raises(ValueError, match='ImpalaResNetTorso needs'):
+        ImpalaResNetTorso(**kwargs)
+
+
 # ----------------------------------------------------------------------------------- uint8 scaling
 
 
@@ -96,6 +151,17 @@ def test_nature_cnn_scaling_of_mid_gray():
     frame = torch.randint(0, 256, (1, 1, 84, 84), dtype=torch.uint8)
     with torch.no_grad():
         torch.testing.assert_close(torso(frame), torso.fc(torso.convs(frame.float() / 255.0)))
+
+
+def test_impala_resnet_scales_uint8_frames_to_unit_interval():
+    torso = ImpalaResNetTorso()
+    white = torch.full((2, 4, 84, 84), 255, dtype=torch.uint8)
+    with torch.no_grad():
+        from_uint8 = torso(white)
+        from_unit_floats = torso.fc(torso.convs(torch.ones(2, 4, 84, 84)))
+        from_unscaled = torso.fc(torso.convs(torch.full((2, 4, 84, 84), 255.0)))
+    torch.testing.assert_close(from_uint8, from_unit_floats)
+    assert not torch.allclose(from_uint8, from_unscaled)
 
 
 # ------------------------------------------------------------------------------ initialisation gains

@@ -1,4 +1,5 @@
-"""Network torsos shared by every agent: an MLP for vector observations and the Nature-DQN CNN for Atari.
+"""Network torsos shared by every agent: an MLP for vector observations, the Nature-DQN CNN for Atari and
+IMPALA's deeper residual CNN.
 
 Atari frames stay uint8 everywhere (replay, queues, shared memory) and are scaled to [0, 1] only here,
 inside the forward pass, so they cost a quarter of the memory and bandwidth of float32 frames.
@@ -65,6 +66,66 @@ class NatureCnnTorso(nn.Module):
         else:
             self.fc = nn.Identity()
             self.output_size = conv_size
+
+    def forward(self, frames: torch.Tensor) -> torch.Tensor:
+        return self.fc(self.convs(frames.float() / 255.0))
+
+
+class ImpalaResidualBlock(nn.Module):
+    """ReLU, conv 3x3, ReLU, conv 3x3, plus the input: the residual block of IMPALA's deep network."""
+
+    def __init__(self, channels: int):
+        super().__init__()
+        self.conv0 = nn.Conv2d(channels, channels, kernel_size=3, stride=1, padding=1)
+        self.conv1 = nn.Conv2d(channels, channels, kernel_size=3, stride=1, padding=1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        # Not in-place: the first ReLU must leave x intact for the skip connection.
+        out = self.conv0(torch.relu(x))
+        out = self.conv1(torch.relu(out))
+        return x + out
+
+
+class ImpalaResNetTorso(nn.Module):
+    """The deep residual torso of IMPALA (Espeholt et al. 2018, figure 3, the large architecture: 15 conv layers).
+
+    Input: uint8 frame stacks [B, C, frame_size, frame_size], scaled to [0, 1] here like NatureCnnTorso.
+    One section per entry of `channels`: conv 3x3 (stride 1), max-pool 3x3 (stride 2, padding 1), then two
+    residual blocks (ReLU, conv 3x3, ReLU, conv 3x3, plus skip). Then ReLU, flatten and a linear layer of
+    `output_size` units with a ReLU. With the paper's channels (16, 32, 32) each max-pool halves the frame
+    (rounding up): 84 -> 42 -> 21 -> 11, so the linear layer sees 32 * 11 * 11 = 3,872 features.
+    The paper's LSTM and its reward/action inputs are left to the heads.
+    """
+
+    def __init__(
+        self,
+        in_channels: int = 4,
+        frame_size: int = 84,
+        channels: Sequence[int] = (16, 32, 32),
+        output_size: int = 256,
+    ):
+        super().__init__()
+        if in_channels < 1 or frame_size < 1 or not channels or min(channels) < 1 or output_size < 1:
+            raise ValueError(
+                'ImpalaResNetTorso needs positive in_channels, frame_size and output_size and a non-empty '
+                f'channels of positive sizes, got in_channels={in_channels}, frame_size={frame_size}, '
+                f'channels={tuple(channels)}, output_size={output_size}'
+            )
+        layers: list[nn.Module] = []
+        for section_channels in channels:
+            layers += [
+                nn.Conv2d(in_channels, section_channels, kernel_size=3, stride=1, padding=1),
+                nn.MaxPool2d(kernel_size=3, stride=2, padding=1),
+                ImpalaResidualBlock(section_channels),
+                ImpalaResidualBlock(section_channels),
+            ]
+            in_channels = section_channels
+        layers += [nn.ReLU(), nn.Flatten()]
+        self.convs = nn.Sequential(*layers)
+        with torch.no_grad():
+            conv_size = self.convs(torch.zeros(1, layers[0].in_channels, frame_size, frame_size)).shape[1]
+        self.fc = nn.Sequential(nn.Linear(conv_size, output_size), nn.ReLU())
+        self.output_size = output_size
 
     def forward(self, frames: torch.Tensor) -> torch.Tensor:
         return self.fc(self.convs(frames.float() / 255.0))
