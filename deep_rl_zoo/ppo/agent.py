@@ -70,9 +70,6 @@ class PpoLearner:
 
     def update(self, buffers: list[dict[str, torch.Tensor]]) -> None:
         batch = {name: torch.cat([buffer[name] for buffer in buffers], dim=1).to(self.device) for name in buffers[0]}
-        normalizer = getattr(self.network, 'observation_normalizer', None)
-        if normalizer is not None:  # actors acted with the previous statistics; fold in what they saw
-            normalizer.update(batch['observation'])
         advantages = multistep.truncated_generalized_advantage_estimation(batch['reward'], batch['discount'], self.gae_lambda, batch['value'])
         returns = advantages + batch['value'][:-1]
         samples = {
@@ -92,6 +89,9 @@ class PpoLearner:
             permutation = torch.randperm(num_samples, device=self.device)
             for start in range(0, num_samples - minibatch_size + 1, minibatch_size):
                 self._minibatch_step({name: value[permutation[start : start + minibatch_size]] for name, value in samples.items()}, clip_epsilon)
+        normalizer = getattr(self.network, 'observation_normalizer', None)
+        if normalizer is not None:  # after the epochs, so pi_old and V_old are scored with the statistics the actors used
+            normalizer.update(batch['observation'])
         self.learner_steps += 1
         self.statistics.record(explained_variance=_explained_variance(samples['value'], samples['return']), learning_rate=self.learning_rate(self.learner_steps - 1), clip_epsilon=clip_epsilon)
 

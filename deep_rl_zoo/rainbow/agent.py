@@ -42,7 +42,9 @@ class Rainbow(replay_agent.ReplayAgent):
         output = value_learning.categorical_q_learning(
             logits_tm1, batch.a_tm1, batch.r_t, batch.discount_t, logits_t, self.online_network.support, q_t_selector
         )
-        return output.loss, output.extra.kl_divergence
+        # KL >= 0, but as cross-entropy - entropy in float32 it rounds to about -1e-7 when the online distribution
+        # fits the target; the replay rejects negative priorities, so clamp at 0.
+        return output.loss, output.extra.kl_divergence.clamp(min=0.0)
 
     def agent_statistics(self) -> dict[str, float]:
         """Adds the mean |sigma| of the noisy weights, how much noise is left (Fortunato et al. 2018 plot it too)."""

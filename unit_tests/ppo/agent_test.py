@@ -13,9 +13,9 @@ import torch
 from torch.testing import assert_close
 
 from deep_rl_zoo import checkpoint, gym_env
-from deep_rl_zoo.networks.policy import mlp_actor_critic
+from deep_rl_zoo.networks.policy import GaussianActorCritic, mlp_actor_critic
 from deep_rl_zoo.ppo import agent
-from deep_rl_zoo.rollouts import OnPolicyActor
+from deep_rl_zoo.rollouts import OnPolicyActor, policy_distribution
 
 GAMMA = 0.9
 
@@ -347,3 +347,53 @@ def test_gaussian_policy_on_pendulum_clips_actions_for_the_env_but_stores_them_u
     statistics = learner.learner_statistics()
     assert all(math.isfinite(value) for value in statistics.values()), statistics
     assert statistics['entropy'] == pytest.approx(0.5 * math.log(2 * math.pi * math.e) + 1.0, abs=0.01)  # ~ log_std 1
+
+
+def test_observation_statistics_that_made_the_old_log_probs_score_the_first_minibatch():
+    """The ratio pi / pi_old starts at 1 and the value clip is centred on the actors' values: the learner's
+    first minibatch sees the observation statistics the actors acted with; the batch is folded in afterwards."""
+    unroll_length, num_envs, observation_size = 16, 2, 3
+    torch.manual_seed(10)
+    network = GaussianActorCritic(observation_size, 1, normalize_observations=True)
+    with torch.no_grad():  # a mean that depends on the observation, so that a change of statistics moves it
+        torch.nn.init.normal_(network.mean_head.weight, std=1.0)
+        network.observation_normalizer.update(torch.randn(64, observation_size))  # statistics near N(0, 1)
+    generator = torch.Generator().manual_seed(11)
+    # Observations far from the statistics' mean 0 and std 1: folding them in changes every normalised input.
+    observation = 50.0 + 10.0 * torch.randn(unroll_length + 1, num_envs, observation_size, generator=generator)
+    actor_network = copy.deepcopy(network)  # what the actors hold: the last published parameters
+    with torch.no_grad():
+        output = actor_network(observation.flatten(0, 1))
+        distribution = policy_distribution(output)
+        action = distribution.sample()
+        log_prob = distribution.log_prob(action)
+    buffer = {
+        'observation': observation[:-1].clone(),
+        'action': action.reshape(unroll_length + 1, num_envs, 1)[:-1].clone(),
+        'log_prob': log_prob.reshape(unroll_length + 1, num_envs)[:-1].clone(),
+        'value': output.value.reshape(unroll_length + 1, num_envs).clone(),
+        'reward': torch.randn(unroll_length, num_envs, generator=generator),
+        'discount': torch.full((unroll_length, num_envs), GAMMA),
+    }
+    learner = make_learner(network, num_epochs=2, num_minibatches=4, clip_value=True)
+    seen = []
+    minibatch_step = learner._minibatch_step
+
+    def recording_minibatch_step(minibatch, clip_epsilon):
+        if not seen:  # the first minibatch, before any gradient step
+            with torch.no_grad():
+                now = learner.network(minibatch['observation'])
+            seen.append((policy_distribution(now).log_prob(minibatch['action']), now.value, minibatch))
+        minibatch_step(minibatch, clip_epsilon)
+
+    learner._minibatch_step = recording_minibatch_step
+    learner.update([buffer])
+
+    first_log_prob, first_value, minibatch = seen[0]
+    # Recomputed on a minibatch of another size than the actor's pass, so equal up to float32 rounding only.
+    assert_close(first_log_prob, minibatch['log_prob'], atol=1e-5, rtol=0)  # ratio exp(log pi - log pi_old) = 1
+    assert_close(first_value, minibatch['value'], atol=1e-5, rtol=0)  # the value clip's centre is V_old
+    # Only after the epochs does the batch join the statistics, which then reach the actors with the parameters.
+    normalizer = learner.network.observation_normalizer
+    assert normalizer.count.item() == pytest.approx(64 + unroll_length * num_envs)
+    assert (normalizer.mean > 10.0).all()

@@ -9,10 +9,12 @@ import pytest
 import torch
 from torch.testing import assert_close
 
-from deep_rl_zoo import gym_env, main_loop, replay
+from deep_rl_zoo import gym_env, main_loop, replay, value_learning
 from deep_rl_zoo.networks.value import NoisyLinear, RainbowQNetwork
 from deep_rl_zoo.rainbow.agent import Rainbow, build_rainbow, make_network
-from unit_tests.value_agents import BATCH, C51_CARTPOLE_VALUES as CARTPOLE_VALUES, table_agent
+from deep_rl_zoo.replay_agent import TransitionBatch
+from deep_rl_zoo.schedule import LinearSchedule
+from unit_tests.value_agents import BATCH, C51_CARTPOLE_VALUES as CARTPOLE_VALUES, TableNetwork, table_agent
 
 RAINBOW_VALUES = {
     **CARTPOLE_VALUES,
@@ -38,6 +40,69 @@ def test_losses_of_hand_built_batch_select_with_online_and_evaluate_with_target(
     assert_close(loss, torch.tensor([1.7 * ln2, ln2]))
     entropy_0 = -(0.3 * math.log(0.3) + 0.6 * math.log(0.6) + 0.1 * math.log(0.1))
     assert_close(priorities, torch.tensor([1.7 * ln2 - entropy_0, ln2]))
+
+
+# On the atoms [0, 1, 2] with r = 0 and discount 1 the target is the next state's distribution itself. When the
+# online distribution equals it, the KL = cross-entropy - entropy is 0 in exact arithmetic but about -1.2e-7 in float32.
+FITTED = [0.02, 0.58, 0.40]
+
+
+def fitted_rainbow(replay_buffer=None):
+    """A Rainbow agent on one state 0 whose online (and so target) distribution is FITTED for both actions."""
+    network = TableNetwork([[FITTED, FITTED]])
+    return Rainbow(
+        network=network,
+        optimizer=torch.optim.SGD(network.parameters(), lr=0.1),
+        replay=replay_buffer,
+        exploration_epsilon=LinearSchedule(0.0, 0.0, 1),
+        min_replay_size=4,
+        learn_interval=1,
+        target_network_update_interval=100,
+        batch_size=4,
+        max_grad_norm=0.0,
+        terminal_on_life_loss=False,
+        seed=0,
+        importance_sampling_exponent=LinearSchedule(0.4, 1.0, 10) if replay_buffer is not None else None,
+    )
+
+
+def test_priorities_of_a_fitted_distribution_are_zero_not_float32_rounding_below_it():
+    agent = fitted_rainbow()
+    batch = TransitionBatch(
+        s_tm1=torch.zeros(2, 1), a_tm1=torch.tensor([0, 1]), r_t=torch.zeros(2), discount_t=torch.ones(2), s_t=torch.zeros(2, 1)
+    )
+    # The case: the KL the loss function computes comes out below zero.
+    raw = value_learning.categorical_q_learning(
+        agent.online_network.logits(batch.s_tm1), batch.a_tm1, batch.r_t, batch.discount_t,
+        agent.target_network.logits(batch.s_t), agent.online_network.support, agent.online_network(batch.s_t),
+    ).extra.kl_divergence
+    assert (raw < 0).all() and (raw > -1e-6).all(), raw
+    loss, priorities = agent.losses(batch)
+    assert torch.equal(priorities, torch.zeros(2))
+    assert_close(loss, torch.full((2,), -sum(p * math.log(p) for p in FITTED)))  # the loss is untouched: the entropy
+
+    prioritized = replay.PrioritizedReplay(
+        priority_exponent=0.5, priority_eps=1e-6, capacity=8, observation_shape=(1,), observation_dtype=np.float32, discount=1.0
+    )
+    for _ in range(3):
+        prioritized.add(np.zeros((1, 1), np.float32), np.zeros(1, np.int64), np.zeros(1), np.zeros(1, bool), np.zeros(1, bool))
+    sample = prioritized.sample_prioritized(2, 0.4)
+    prioritized.update_priorities(sample.keys, priorities.numpy())  # accepted
+
+
+def test_learning_on_a_fitted_distribution_updates_the_priorities():
+    prioritized = replay.PrioritizedReplay(
+        priority_exponent=0.5, priority_eps=1e-6, capacity=16, observation_shape=(1,), observation_dtype=np.float32, discount=1.0
+    )
+    agent = fitted_rainbow(prioritized)
+    observation = np.zeros((1, 1), np.float32)
+    no = np.zeros(1, bool)
+    step = gym_env.VectorStep(observation, np.zeros(1, np.float32), np.zeros(1, np.float32), no, no, no, observation)
+    for _ in range(5):  # state 0 -> state 0 with reward 0: every replayed transition is fitted
+        agent.act(observation)
+        agent.observe(np.zeros(1, np.int64), step)
+    assert agent.learner_steps >= 1  # learn() handed priorities >= 0 to the replay without raising
+    assert prioritized.max_priority == 1.0  # a zero priority (plus eps) does not raise the maximum
 
 
 def run_on_cartpole(num_steps, values=RAINBOW_VALUES):
