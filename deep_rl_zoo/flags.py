@@ -67,6 +67,15 @@ def define_distributed(num_actors: int, num_envs_per_actor: int) -> None:
     flags.DEFINE_integer('num_envs_per_actor', num_envs_per_actor, 'Environments each actor steps with one batched forward pass.', lower_bound=1)
     flags.DEFINE_bool('actors_on_gpu', False, 'Run actors on local GPUs (spread round-robin) when there are any.')
     flags.DEFINE_bool('learner_on_gpu', True, 'Run the learner on the first GPU when there is one.')
+    flags.DEFINE_bool('restart_actors', False, 'Restart an actor process that dies or raises (at most 10 times each) instead of stopping the run.')
+
+
+@_record_new_flags
+def define_asynchronous(batch_rollouts: int, max_policy_lag: int, num_buffers_per_actor: int = 2) -> None:
+    """Flags of the asynchronous actors + learner loop (IMPALA, APPO): actors never wait for the learner."""
+    flags.DEFINE_integer('num_buffers_per_actor', num_buffers_per_actor, 'Rollout buffers per actor (>= 2): it fills one while the learner trains on the others.', lower_bound=2)
+    flags.DEFINE_integer('batch_rollouts', batch_rollouts, 'Rollouts per learner update, taken in arrival order.', lower_bound=1)
+    flags.DEFINE_integer('max_policy_lag', max_policy_lag, 'Drop rollouts made by parameters more than this many updates older than the learner\'s (0: only current ones).', lower_bound=0)
 
 
 def _define_eval_exploration_epsilon() -> None:
@@ -261,10 +270,29 @@ def define_a2c() -> None:
     flags.DEFINE_integer('unroll_length', 5, 't_max: steps each environment contributes to one update (5 in the paper).', lower_bound=1)
     _define_loss_weights(entropy_coef=0.01)  # beta = 0.01 in the paper
     flags.DEFINE_float('gae_lambda', 1.0, 'GAE lambda; 1 is the paper: returns bootstrapped from the value after the unroll.', lower_bound=0.0, upper_bound=1.0)
+    _define_rmsprop_or_adam()
+
+
+def _define_rmsprop_or_adam() -> None:
+    """The optimiser flags of the A3C lineage (A2C, IMPALA): RMSProp as in their papers, or Adam; learning rate annealed."""
     flags.DEFINE_bool('anneal_learning_rate', True, 'Decay the learning rate linearly to 0 over the run (as in the paper).')
     flags.DEFINE_enum('optimizer', 'rmsprop', ['rmsprop', 'adam'], 'RMSProp as in the paper, or Adam.')
     flags.DEFINE_float('rmsprop_alpha', 0.99, 'RMSProp decay alpha of the squared-gradient average (0.99 in the paper).', lower_bound=0.0, upper_bound=1.0)
     flags.DEFINE_float('optimizer_eps', 1e-5, 'Epsilon added to the denominator of RMSProp or Adam.', lower_bound=0.0)
+
+
+@_record_new_flags
+def define_impala(*, atari: bool = False) -> None:
+    """Flags of IMPALA (Espeholt et al. 2018): actor-critic on V-trace targets, asynchronous actors."""
+    flags.DEFINE_integer('unroll_length', 20, 'Steps each environment contributes to one rollout (20 in the paper).', lower_bound=1)
+    _define_loss_weights(entropy_coef=0.01)
+    _define_rmsprop_or_adam()
+    flags.DEFINE_float('clip_rho_threshold', 1.0, 'rho-bar: clip of the importance weight of the V-trace TD errors (0 disables clipping).', lower_bound=0.0)
+    flags.DEFINE_float('clip_pg_rho_threshold', 1.0, 'Clip of the importance weight of the policy-gradient advantage (0 disables clipping).', lower_bound=0.0)
+    flags.DEFINE_float('clip_c_threshold', 1.0, 'c-bar: clip of the trace-cutting coefficients (0 disables clipping).', lower_bound=0.0)
+    flags.DEFINE_float('vtrace_lambda', 1.0, 'lambda: extra discounting of the V-trace traces (1 is the paper).', lower_bound=0.0, upper_bound=1.0)
+    if atari:
+        flags.DEFINE_enum('torso', 'nature', ['nature', 'impala_resnet'], "The paper's shallow Nature CNN or its deep 15-layer residual network.")
 
 
 @_record_new_flags

@@ -469,12 +469,14 @@ def train_actors_and_learner(
     build_actor: Callable[[nn.Module, VectorEnvironment, dict[str, Any], int, torch.device], distributed.RolloutActor],
     rollout_spec: Callable[[VectorEnvironment, int, int], dict[str, tuple[tuple[int, ...], torch.dtype]]],
     asynchronous: bool = False,
+    values: Optional[dict[str, Any]] = None,
 ) -> None:
-    """Entry point of the actors + learner run scripts (PPO, IMPALA, ...): everything from the flags, then
-    iterations; `asynchronous` runs the loop's asynchronous mode with the flags of `flags.define_asynchronous`."""
+    """Entry point of the actors + learner run scripts (PPO, IMPALA, ...): everything from the flags (or from
+    `values`, for agents whose flags have other names), then iterations; `asynchronous` runs the loop's
+    asynchronous mode with the flags of `flags.define_asynchronous`."""
     from deep_rl_zoo import flags
 
-    values = {**flags.flag_values(), 'environment_kind': kind}
+    values = values if values is not None else {**flags.flag_values(), 'environment_kind': kind}
     prepare_process(values)
     num_actors, num_envs = values['num_actors'], values['num_envs_per_actor']
     eval_env = create_environment(kind, values, 1, values['seed'] + EVAL_SEED_OFFSET)

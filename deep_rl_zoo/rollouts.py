@@ -117,8 +117,19 @@ class OnPolicyActor(_SamplingActor):
             buffer['discount'][t] = torch.from_numpy(self.discount * (1.0 - terminal.astype(np.float32)))
             finished += self._episodes.step(step.raw_reward, step.terminated | step.truncated)
             self._observation = step.observation
-        buffer['value'][self.unroll_length] = self.network(as_tensor(self._observation, self.device)).value.cpu()
+        last_observation = as_tensor(self._observation, self.device)
+        buffer['value'][self.unroll_length] = self.network(last_observation).value.cpu()
+        if 'last_observation' in buffer:  # learners that bootstrap with their own values (IMPALA's V-trace)
+            buffer['last_observation'].copy_(last_observation)
         return finished
+
+
+def bootstrapped_rollout_spec(env: VectorEnvironment, num_envs: int, unroll_length: int) -> dict[str, tuple[tuple[int, ...], torch.dtype]]:
+    """`rollout_spec` and the observation after the last step ([N, ...]), for learners that compute the bootstrap
+    value with their own, newer parameters (IMPALA)."""
+    spec = rollout_spec(env, num_envs, unroll_length)
+    observation_shape, observation_dtype = spec['observation']
+    return {**spec, 'last_observation': (observation_shape[1:], observation_dtype)}
 
 
 def transition_spec(env: VectorEnvironment, num_envs: int, unroll_length: int) -> dict[str, tuple[tuple[int, ...], torch.dtype]]:

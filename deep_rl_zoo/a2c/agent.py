@@ -56,6 +56,7 @@ __all__ = [
     'build_gradient_learner',
     'build_learner',
     'gradient_rollout_spec',
+    'rmsprop_or_adam',
     'make_network',
     'rollout_spec',
     'train',
@@ -97,6 +98,15 @@ class A2cLoss:
         return loss, statistics
 
 
+def rmsprop_or_adam(network: nn.Module, optimizer: str, learning_rate: float, rmsprop_alpha: float, eps: float) -> torch.optim.Optimizer:
+    """RMSProp (A3C's and IMPALA's optimiser; PyTorch's epsilon sits outside the square root) or Adam."""
+    if optimizer == 'rmsprop':
+        return torch.optim.RMSprop(network.parameters(), lr=learning_rate, alpha=rmsprop_alpha, eps=eps)
+    if optimizer == 'adam':
+        return torch.optim.Adam(network.parameters(), lr=learning_rate, eps=eps)
+    raise ValueError(f'optimizer must be rmsprop or adam, got {optimizer!r}')
+
+
 class A2cLearner:
     """One advantage actor-critic gradient step per batch of rollouts (see the module docstring)."""
 
@@ -118,12 +128,7 @@ class A2cLearner:
         device: torch.device = torch.device('cpu'),
     ):
         self.network = network.to(device)
-        if optimizer == 'rmsprop':
-            self.optimizer = torch.optim.RMSprop(network.parameters(), lr=learning_rate, alpha=rmsprop_alpha, eps=optimizer_eps)
-        elif optimizer == 'adam':
-            self.optimizer = torch.optim.Adam(network.parameters(), lr=learning_rate, eps=optimizer_eps)
-        else:
-            raise ValueError(f'optimizer must be rmsprop or adam, got {optimizer!r}')
+        self.optimizer = rmsprop_or_adam(network, optimizer, learning_rate, rmsprop_alpha, optimizer_eps)
         self.loss = A2cLoss(value_coef=value_coef, entropy_coef=entropy_coef, gae_lambda=gae_lambda)
         self.max_grad_norm = max_grad_norm
         self.device = device

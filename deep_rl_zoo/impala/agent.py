@@ -1,0 +1,178 @@
+"""IMPALA: "Scalable Distributed Deep-RL with Importance Weighted Actor-Learner Architectures" (Espeholt et al. 2018).
+
+Actor processes never wait for the learner (the asynchronous mode of `main_loop.run_actors_and_learner`): each
+samples its current copy of the policy mu for `unroll_length` steps of a vector of environments, writes the
+rollout with the log-probabilities mu(a|x) of its actions, and picks up the newest parameters between rollouts.
+By the time the learner trains on a rollout its policy pi has moved on, and V-trace corrects for that lag. For
+each batch of `batch_rollouts` rollouts the learner
+
+1. computes, with its own current network, log pi(a_s|x_s), V(x_s) and the bootstrap value V(x_T);
+2. computes the V-trace targets v_s and advantages (section 4.1, eq. 1; `deep_rl_zoo.vtrace`) from the importance
+   ratios rho_s = pi(a_s|x_s) / mu(a_s|x_s), clipped at rho-bar (TD errors), c-bar (traces) and rho-bar_pg
+   (policy gradient);
+3. takes one gradient step on the loss of section 4.2, averaged over the T x B samples,
+
+       L = -min(rho-bar_pg, rho_s) (r_s + gamma v_{s+1} - V(x_s)) log pi(a_s|x_s)      (policy gradient)
+           + c_v 0.5 (v_s - V(x_s))^2                                                 (value regression to v_s)
+           - c_e H[pi(.|x_s)]                                                          (entropy bonus)
+
+   with the global gradient norm clipped and RMSProp (as in the paper) or Adam, the learning rate decayed linearly
+   to 0 over the run.
+
+Networks: the paper's shallow Nature CNN torso or its deep residual torso (`--torso=impala_resnet`) with policy and
+value heads on top for Atari; tanh MLPs for vector observations. A time-limit truncation is bootstrapped by the
+actor (gamma * V(final observation) added to the last reward, Pardo et al. 2018).
+"""
+
+from typing import Any
+
+import torch
+from torch import nn
+
+from deep_rl_zoo import main_loop, trackers, vtrace
+from deep_rl_zoo.a2c.agent import rmsprop_or_adam
+from deep_rl_zoo.gym_env import VectorEnvironment
+from deep_rl_zoo.networks.common import ImpalaResNetTorso, NatureCnnTorso
+from deep_rl_zoo.networks.policy import CategoricalActorCritic, actor_critic_for
+from deep_rl_zoo.rollouts import OnPolicyActor, bootstrapped_rollout_spec, policy_distribution
+from deep_rl_zoo.schedule import LinearSchedule
+
+BATCH_FIELDS = ('observation', 'last_observation', 'action', 'log_prob', 'reward', 'discount')  # what the loss reads
+
+
+class ImpalaLearner:
+    """One V-trace actor-critic gradient step per batch of rollouts (see the module docstring)."""
+
+    agent_name = 'IMPALA'
+
+    def __init__(
+        self,
+        network: nn.Module,
+        learning_rate: float,
+        entropy_coef: float,
+        value_coef: float,
+        max_grad_norm: float,
+        total_updates: int,
+        anneal_learning_rate: bool,
+        clip_rho_threshold: float | None = 1.0,
+        clip_pg_rho_threshold: float | None = 1.0,
+        clip_c_threshold: float | None = 1.0,
+        vtrace_lambda: float = 1.0,
+        optimizer: str = 'rmsprop',
+        rmsprop_alpha: float = 0.99,
+        optimizer_eps: float = 0.01,
+        device: torch.device = torch.device('cpu'),
+    ):
+        self.network = network.to(device)
+        self.optimizer = rmsprop_or_adam(network, optimizer, learning_rate, rmsprop_alpha, optimizer_eps)
+        self.entropy_coef = entropy_coef
+        self.value_coef = value_coef
+        self.max_grad_norm = max_grad_norm
+        self.clip_thresholds = dict(clip_rho_threshold=clip_rho_threshold, clip_pg_rho_threshold=clip_pg_rho_threshold, clip_c_threshold=clip_c_threshold)
+        self.vtrace_lambda = vtrace_lambda
+        self.device = device
+        self.learning_rate = LinearSchedule(learning_rate, 0.0 if anneal_learning_rate else learning_rate, total_updates)
+        self.learner_steps = 0  # gradient steps, one per batch of rollouts
+        self.statistics = trackers.LearnerStatistics()
+
+    def loss(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """The mean loss over the T x B samples of `batch` (steps 1-3 of the module docstring) and its parts."""
+        num_steps, batch_size = batch['reward'].shape
+        # One forward pass over every observation and the observations after the last steps.
+        output = self.network(torch.cat([batch['observation'].flatten(0, 1), batch['last_observation']]))
+        values = output.value[: num_steps * batch_size].view(num_steps, batch_size)
+        bootstrap_value = output.value[num_steps * batch_size :]
+        distribution = policy_distribution(type(output)(output.logits[: num_steps * batch_size], values.flatten()))
+        log_prob = distribution.log_prob(batch['action'].flatten()).view(num_steps, batch_size)
+        log_rhos = log_prob.detach() - batch['log_prob']
+        targets = vtrace.vtrace(
+            log_rhos, batch['discount'], batch['reward'], values.detach(), bootstrap_value.detach(), **self.clip_thresholds, lambda_=self.vtrace_lambda
+        )
+        policy_loss = -(targets.pg_advantages * log_prob).mean()
+        value_loss = (0.5 * (targets.vs - values) ** 2).mean()
+        entropy = distribution.entropy().mean()
+        loss = policy_loss + self.value_coef * value_loss - self.entropy_coef * entropy
+        rhos = log_rhos.exp()
+        statistics = {
+            'policy_loss': policy_loss.detach(),
+            'value_loss': value_loss.detach(),
+            'entropy': entropy.detach(),
+            'importance_weight_mean': rhos.mean(),
+            'importance_weight_clipped_fraction': (rhos > (self.clip_thresholds['clip_rho_threshold'] or float('inf'))).float().mean(),
+        }
+        return loss, statistics
+
+    def update(self, buffers: list[dict[str, torch.Tensor]]) -> None:
+        """One gradient step on every sample of `buffers` (rollouts [T, N_actor, ...] in arrival order)."""
+        batch = {name: torch.cat([buffer[name] for buffer in buffers], dim=0 if name == 'last_observation' else 1).to(self.device) for name in BATCH_FIELDS}
+        loss, statistics = self.loss(batch)
+        for group in self.optimizer.param_groups:
+            group['lr'] = self.learning_rate(self.learner_steps)
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        grad_norm = nn.utils.clip_grad_norm_(self.network.parameters(), self.max_grad_norm if self.max_grad_norm > 0 else float('inf'))
+        self.optimizer.step()
+        self.learner_steps += 1
+        self.statistics.record(**statistics, grad_norm=grad_norm, learning_rate=self.learning_rate(self.learner_steps - 1))
+
+    def learner_statistics(self) -> dict[str, float]:
+        return self.statistics.means()
+
+    def agent_statistics(self) -> dict[str, float]:
+        return {}
+
+    def state_dict(self) -> dict[str, Any]:
+        return {'network': self.network.state_dict(), 'optimizer': self.optimizer.state_dict(), 'learner_steps': self.learner_steps}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.network.load_state_dict(state['network'])
+        self.optimizer.load_state_dict(state['optimizer'])
+        self.learner_steps = int(state['learner_steps'])
+
+
+def _threshold(value: float) -> float | None:
+    """A clip threshold flag: 0 means no clipping."""
+    return value if value > 0 else None
+
+
+def build_learner(network: nn.Module, values: dict[str, Any], total_updates: int, device: torch.device) -> ImpalaLearner:
+    """An IMPALA learner from the run's flag values (see `flags.define_impala`)."""
+    return ImpalaLearner(
+        network,
+        learning_rate=values['learning_rate'],
+        entropy_coef=values['entropy_coef'],
+        value_coef=values['value_coef'],
+        max_grad_norm=values['max_grad_norm'],
+        total_updates=total_updates,
+        anneal_learning_rate=values['anneal_learning_rate'],
+        clip_rho_threshold=_threshold(values['clip_rho_threshold']),
+        clip_pg_rho_threshold=_threshold(values['clip_pg_rho_threshold']),
+        clip_c_threshold=_threshold(values['clip_c_threshold']),
+        vtrace_lambda=values['vtrace_lambda'],
+        optimizer=values['optimizer'],
+        rmsprop_alpha=values['rmsprop_alpha'],
+        optimizer_eps=values['optimizer_eps'],
+        device=device,
+    )
+
+
+def build_actor(network: nn.Module, env: VectorEnvironment, values: dict[str, Any], seed: int, device: torch.device) -> OnPolicyActor:
+    """An actor sampling its copy of the policy (the behaviour policy mu), from the run's flag values."""
+    return OnPolicyActor(network, env, values['unroll_length'], values['discount'], values.get('terminal_on_life_loss', False), seed, device)
+
+
+def make_network(env: VectorEnvironment, values: dict[str, Any]) -> CategoricalActorCritic:
+    """Atari: the Nature CNN (`--torso=nature`) or the deep residual network (`--torso=impala_resnet`) under both
+    heads; vector observations: separate tanh MLPs."""
+    network = actor_critic_for(env, 'IMPALA')
+    if values.get('torso', 'nature') == 'impala_resnet':
+        frame_stack, frame_size = env.single_observation_space.shape[:2]
+        network = CategoricalActorCritic(ImpalaResNetTorso(frame_stack, frame_size), int(env.single_action_space.n))
+    elif 'torso' in values and not isinstance(network.torso, NatureCnnTorso):
+        raise ValueError(f'--torso applies to Atari frames only, got observations of shape {env.single_observation_space.shape}')
+    return network
+
+
+def train(kind: str) -> None:
+    """Entry point of IMPALA's run scripts: asynchronous actors, learner and iterations from the parsed flags."""
+    main_loop.train_actors_and_learner(kind, make_network, build_learner, build_actor, bootstrapped_rollout_spec, asynchronous=True)
