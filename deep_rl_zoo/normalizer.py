@@ -3,6 +3,7 @@
 Engstrom et al. 2020 ("Implementation Matters in Deep Policy Gradients") and Andrychowicz et al. 2021
 ("What Matters in On-Policy RL") found both matter for PPO on MuJoCo: observations shifted and scaled by
 their running mean and std, and rewards divided by the running std of the discounted return.
+`ReturnNormalizer` keeps the running mean and variance of value targets (Sample Factory's `normalize_returns`).
 """
 
 import numpy as np
@@ -73,3 +74,68 @@ class RewardScaler:
         )
         self._returns[episode_end] = 0.0
         return (reward / np.sqrt(self._var + self.epsilon)).astype(np.float32)
+
+
+class ReturnNormalizer(nn.Module):
+    """Running mean and variance of value targets (returns), Sample Factory's `normalize_returns`.
+
+    The value head predicts *normalised* values, (V - mean) / sqrt(var + eps). Each learner step does, in order:
+
+      1. values = denormalize(value head outputs)   (on the rollout's values and its bootstrap value, old statistics);
+      2. advantages, returns = GAE(rewards, values)  (in reward units);
+      3. update(returns)                             (fold the new returns into the statistics);
+      4. targets = normalize(returns)                (new statistics) for the value loss against the value head.
+
+    The advantages stay in reward units (the policy loss standardises them anyway). Only step 4 uses the new
+    statistics, so the stored behaviour values that PPO's value clipping compares with were normalised with the
+    previous statistics, as in Sample Factory.
+
+    mean, var and count are non-trainable nn.Parameters (float32 scalars), so they travel with the network's
+    parameters to the actors and into checkpoints, like `ObservationNormalizer`. `update` combines the moments in
+    float64. Normalised values are clipped to +-`clip` (5 in Sample Factory; None disables), and `denormalize`
+    clips its input to the same range first, so the two are exact inverses inside it.
+
+    Differences from Sample Factory's statistics, negligible after the first batch: the prior is a tiny count
+    (`prior_count`) instead of one pseudo-sample of mean 0 and variance 1, and each batch contributes its population
+    (not Bessel-corrected) variance, so two updates give exactly the moments of the union of their batches.
+    """
+
+    def __init__(self, clip: float | None = 5.0, epsilon: float = 1e-5, prior_count: float = 1e-8):
+        super().__init__()
+        if clip is not None and not clip > 0:
+            raise ValueError(f'clip must be > 0 or None, got {clip}')
+        self.mean = nn.Parameter(torch.tensor(0.0), requires_grad=False)
+        self.var = nn.Parameter(torch.tensor(1.0), requires_grad=False)
+        self.count = nn.Parameter(torch.tensor(float(prior_count)), requires_grad=False)
+        self.clip = clip
+        self.epsilon = epsilon
+
+    @torch.no_grad()
+    def update(self, returns: torch.Tensor) -> None:
+        """Folds a batch of returns (any shape; every element is one sample) into the running statistics."""
+        batch = returns.detach().reshape(-1).double()
+        if batch.numel() == 0:
+            return
+        mean, var, count = combine_moments(
+            self.mean.double(), self.var.double(), self.count.double(), batch.mean(), batch.var(unbiased=False), batch.numel()
+        )
+        self.mean.copy_(mean)
+        self.var.copy_(var)
+        self.count.copy_(count)
+
+    def _std(self) -> torch.Tensor:
+        return torch.sqrt(self.var + self.epsilon)
+
+    def normalize(self, x: torch.Tensor) -> torch.Tensor:
+        """(x - mean) / sqrt(var + epsilon), clipped to +-clip: returns in the value head's units."""
+        normalized = (x - self.mean) / self._std()
+        return normalized if self.clip is None else normalized.clamp(-self.clip, self.clip)
+
+    def denormalize(self, x: torch.Tensor) -> torch.Tensor:
+        """clip(x) * sqrt(var + epsilon) + mean: value head outputs in reward units."""
+        if self.clip is not None:
+            x = x.clamp(-self.clip, self.clip)
+        return x * self._std() + self.mean
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.normalize(x)

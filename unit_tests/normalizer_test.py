@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from deep_rl_zoo.normalizer import ObservationNormalizer, RewardScaler, combine_moments
+from deep_rl_zoo.normalizer import ObservationNormalizer, ReturnNormalizer, RewardScaler, combine_moments
 
 
 def test_combine_moments_equals_moments_of_the_union():
@@ -43,3 +43,64 @@ def test_reward_scaler_divides_by_running_std_of_discounted_returns():
     # returns [0.5*1 + 2, 0 + 2] = [2.5, 2]; all four returns [1, 3, 2.5, 2]: mean 2.125,
     # var ((1.125)^2 + 0.875^2 + 0.375^2 + 0.125^2) / 4 = 0.546875
     np.testing.assert_allclose(second, np.array([2.0, 2.0]) / np.sqrt(0.546875), rtol=1e-6)
+
+
+def test_return_normalizer_update_on_two_batches_gives_moments_of_their_union():
+    normalizer = ReturnNormalizer(clip=None)
+    first = np.array([[1.0, 2.0], [4.0, 0.5]])
+    second = np.array([3.0, 7.0, -2.5])
+    normalizer.update(torch.tensor(first))
+    normalizer.update(torch.tensor(second))
+    union = np.concatenate([first.reshape(-1), second])  # [1, 2, 4, 0.5, 3, 7, -2.5]: mean 15/7
+    assert normalizer.mean.item() == pytest.approx(union.mean(), abs=1e-6)
+    assert normalizer.var.item() == pytest.approx(union.var(), abs=1e-6)  # population variance
+    assert normalizer.count.item() == pytest.approx(7.0)
+    assert normalizer.mean.item() == pytest.approx(15 / 7, abs=1e-6)
+
+
+def test_return_normalizer_normalizes_with_its_statistics():
+    normalizer = ReturnNormalizer(clip=5.0, epsilon=0.0)
+    normalizer.update(torch.tensor([1.0, 3.0, 5.0, 7.0]))  # mean 4, variance (9+1+1+9)/4 = 5
+    out = normalizer.normalize(torch.tensor([4.0, 4.0 + 5**0.5, 4.0 - 2 * 5**0.5, 100.0]))
+    torch.testing.assert_close(out, torch.tensor([0.0, 1.0, -2.0, 5.0]), atol=1e-5, rtol=0)  # 96/sqrt(5) clipped to 5
+    back = normalizer.denormalize(torch.tensor([0.0, 1.0, -2.0, 7.0]))
+    torch.testing.assert_close(back, torch.tensor([4.0, 4.0 + 5**0.5, 4.0 - 2 * 5**0.5, 4.0 + 5 * 5**0.5]), atol=1e-5, rtol=0)
+    assert torch.equal(normalizer(torch.tensor([6.0])), normalizer.normalize(torch.tensor([6.0])))
+
+
+def test_return_normalizer_normalize_and_denormalize_are_inverses():
+    normalizer = ReturnNormalizer()  # default clip 5: inverses inside +-5 standard deviations
+    normalizer.update(torch.tensor([10.0, -3.0, 25.0, 7.5, 0.0]))
+    values = torch.tensor([-4.9, -1.0, 0.0, 0.3, 2.5, 4.99])
+    torch.testing.assert_close(normalizer.normalize(normalizer.denormalize(values)), values, atol=1e-5, rtol=0)
+    returns = torch.tensor([-20.0, 0.0, 8.0, 31.0])  # within 5 std (std about 9.5) of the mean 7.9
+    torch.testing.assert_close(normalizer.denormalize(normalizer.normalize(returns)), returns, atol=1e-4, rtol=0)
+    unclipped = ReturnNormalizer(clip=None)
+    unclipped.update(torch.tensor([1.0, 2.0]))
+    far = torch.tensor([-1000.0, 1000.0])
+    torch.testing.assert_close(unclipped.denormalize(unclipped.normalize(far)), far, atol=1e-2, rtol=0)
+
+
+def test_return_normalizer_starts_as_identity_and_its_statistics_are_frozen_parameters():
+    normalizer = ReturnNormalizer(epsilon=0.0)
+    x = torch.tensor([-1.5, 0.0, 2.0])
+    torch.testing.assert_close(normalizer.normalize(x), x)
+    torch.testing.assert_close(normalizer.denormalize(x), x)
+    assert {name for name, _ in normalizer.named_parameters()} == {'mean', 'var', 'count'}
+    assert all(not parameter.requires_grad for parameter in normalizer.parameters())
+    assert all(parameter.dtype == torch.float32 for parameter in normalizer.parameters())
+
+
+def test_return_normalizer_state_dict_round_trip():
+    normalizer = ReturnNormalizer()
+    normalizer.update(torch.tensor([2.0, 4.0, 9.0]))
+    restored = ReturnNormalizer()
+    restored.load_state_dict(normalizer.state_dict())
+    for name in ('mean', 'var', 'count'):
+        assert torch.equal(getattr(restored, name), getattr(normalizer, name))
+    x = torch.tensor([0.0, 5.0, 12.0])
+    assert torch.equal(restored.normalize(x), normalizer.normalize(x))
+    # the statistics keep counting from where they were
+    normalizer.update(torch.tensor([1.0]))
+    restored.update(torch.tensor([1.0]))
+    assert torch.equal(restored.mean, normalizer.mean) and torch.equal(restored.var, normalizer.var)

@@ -1,0 +1,1 @@
+"""Asynchronous PPO (APPO) as Sample Factory runs it."""
