@@ -163,7 +163,8 @@ class _FreeBuffers:
     def take(self, timeout: float) -> Optional[int]:
         if not self.count.acquire(timeout=timeout):
             return None
-        index = int(self.flags.nonzero()[0])
+        # Element by element: the learner may set another flag meanwhile (torch's nonzero() fails on such a change).
+        index = self.flags.tolist().index(True)
         self.flags[index] = False
         return index
 
@@ -300,8 +301,23 @@ class ActorPool:
                 error = self._drain(actor_id)
                 if error is None and self._processes[actor_id].is_alive():
                     continue
+                if self._terminated_with_the_learner(actor_id, stop_request):
+                    return None
                 self._handle_crash(actor_id, error)
         return None
+
+    def _terminated_with_the_learner(self, actor_id: int, stop_request: 'StopRequest') -> bool:
+        """Whether a dead actor was ended by a SIGTERM sent to the whole process group (a service manager, `kill
+        -TERM -<pgid>`, `timeout`): the learner's own stop request may arrive a moment after the actor died. Waits
+        up to a second for it, so such a stop reads as one, not as a crashed actor."""
+        process = self._processes[actor_id]
+        process.join(1.0)
+        if process.exitcode != -signal.SIGTERM:
+            return False
+        deadline = time.monotonic() + 1.0
+        while not stop_request and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return bool(stop_request)
 
     def _drain(self, actor_id: int) -> Optional[str]:
         """Reads every message waiting in actor `actor_id`'s pipe; returns its error report if it sent one."""

@@ -1,4 +1,5 @@
-"""Acceptance tests of clean shutdown for actor + learner training (ppo.run_classic with 4 actor processes).
+"""Acceptance tests of clean shutdown for actor + learner training with 4 actor processes, in both modes of the loop:
+synchronous (ppo.run_classic) and asynchronous (impala.run_classic).
 
 Ctrl-C (SIGINT to the whole process group, as a terminal sends it), SIGTERM to the learner alone, an actor
 killed with SIGKILL, and the learner killed with SIGKILL must all end every process of the run within seconds,
@@ -22,6 +23,12 @@ NUM_ACTORS = 4
 # parameters, the state in which a killed actor used to hang the learner's next publish.
 STEPS_PER_ITERATION = 256
 SHUTDOWN_SECONDS = 5.0
+# agent name, module, its own flags. IMPALA's actors never wait for the learner: with 2 buffers each they spend the
+# learner's updates waiting for a free buffer instead, and the lag bound never drops a rollout.
+RUNS = {
+    'synchronous': ('PPO', 'deep_rl_zoo.ppo.run_classic', ('--num_epochs=40',)),
+    'asynchronous': ('IMPALA', 'deep_rl_zoo.impala.run_classic', ('--batch_rollouts=4', '--max_policy_lag=1000')),
+}
 
 
 def process_table():
@@ -50,15 +57,17 @@ def group_members(pgid):
 
 
 class Training:
-    """ppo.run_classic with 4 actors and a budget it never finishes, in its own session and process group."""
+    """A run of 4 actors with a budget it never finishes, in its own session and process group."""
 
-    def __init__(self, directory):
+    def __init__(self, directory, mode='synchronous', extra_flags=()):
+        self.agent_name, module, own_flags = RUNS[mode]
+        self.mode = mode
         self.checkpoint_dir = os.path.join(directory, 'checkpoints')
         self.stdout_path, self.stderr_path = os.path.join(directory, 'stdout.txt'), os.path.join(directory, 'stderr.txt')
         env = dict(os.environ, PYTHONPATH=REPO_ROOT, OMP_NUM_THREADS='1', MKL_NUM_THREADS='1', PYTHONUNBUFFERED='1')
         command = [
-            python_executable(), '-m', 'deep_rl_zoo.ppo.run_classic',
-            '--environment_name=CartPole-v1', f'--num_actors={NUM_ACTORS}', '--num_envs_per_actor=1', '--unroll_length=16', '--num_epochs=40',
+            python_executable(), '-m', module, *own_flags, *extra_flags,
+            '--environment_name=CartPole-v1', f'--num_actors={NUM_ACTORS}', '--num_envs_per_actor=1', '--unroll_length=16',
             f'--num_train_steps={STEPS_PER_ITERATION}', '--num_iterations=100000', '--num_eval_steps=10',
             '--nouse_tensorboard', '--noprogress', f'--checkpoint_dir={self.checkpoint_dir}',
         ]  # fmt: skip
@@ -66,8 +75,8 @@ class Training:
             self.process = subprocess.Popen(command, cwd=directory, env=env, stdout=stdout, stderr=stderr, start_new_session=True)
         self.pgid = self.process.pid  # a new session leader leads its own process group
 
-    def wait_for_first_checkpoint(self, timeout=90.0):
-        first = os.path.join(self.checkpoint_dir, 'PPO_CartPole-v1_0.ckpt')
+    def wait_for_checkpoint(self, iteration=0, timeout=90.0):
+        first = os.path.join(self.checkpoint_dir, f'{self.agent_name}_CartPole-v1_{iteration}.ckpt')
         deadline = time.monotonic() + timeout
         while not os.path.exists(first):
             assert self.process.poll() is None, f'training ended early ({self.process.returncode}): {self.stderr()}'
@@ -112,22 +121,28 @@ class Training:
         names = os.listdir(self.checkpoint_dir)
         if not killed:
             assert [name for name in names if '.tmp' in name] == [], 'a partial checkpoint was left behind'
-        latest = checkpoint.latest_checkpoint(self.checkpoint_dir, 'PPO', 'CartPole-v1')
-        loaded = checkpoint.load_checkpoint(latest, agent_name='PPO', environment_name='CartPole-v1')
+        latest = checkpoint.latest_checkpoint(self.checkpoint_dir, self.agent_name, 'CartPole-v1')
+        loaded = checkpoint.load_checkpoint(latest, agent_name=self.agent_name, environment_name='CartPole-v1')
         iteration = loaded['iteration']
-        assert latest.endswith(f'PPO_CartPole-v1_{iteration}.ckpt')
-        assert loaded['counters'] == {'env_steps': STEPS_PER_ITERATION * (iteration + 1), 'learner_steps': 4 * (iteration + 1), 'iteration': iteration}
+        assert latest.endswith(f'{self.agent_name}_CartPole-v1_{iteration}.ckpt')
+        # Synchronous: one update per 4 rollouts of 16 steps. Asynchronous: as many, give or take a batch that
+        # straddles the iteration's end.
+        learner_steps = 4 * (iteration + 1)
+        if self.mode == 'asynchronous':
+            assert abs(loaded['counters']['learner_steps'] - learner_steps) <= 1
+            learner_steps = loaded['counters']['learner_steps']
+        assert loaded['counters'] == {'env_steps': STEPS_PER_ITERATION * (iteration + 1), 'learner_steps': learner_steps, 'iteration': iteration}
         assert set(loaded['state']['network']) >= {'policy_head.weight', 'value_head.weight'}
 
 
-@pytest.fixture
-def training(tmp_path):
-    run = Training(str(tmp_path))
+@pytest.fixture(params=list(RUNS))
+def training(tmp_path, request):
+    run = Training(str(tmp_path), request.param)
     try:
-        run.wait_for_first_checkpoint()
+        run.wait_for_checkpoint()
         time.sleep(1.0)  # well into iteration 1: actors mostly wait for parameters while the learner updates
         actors = run.actors()
-        assert len(actors) == NUM_ACTORS, f'expected {NUM_ACTORS} actor processes, found {actors}'
+        assert len(actors) == NUM_ACTORS, f'expected {NUM_ACTORS} actor processes, found {actors}: {run.stderr()}'
         assert group_members(run.pgid) == sorted([run.process.pid, *actors])
         yield run, actors
     finally:
@@ -155,6 +170,17 @@ def test_sigterm_to_the_learner_alone_stops_every_process_and_keeps_the_checkpoi
     run.check_latest_checkpoint_loads()
 
 
+def test_sigterm_to_the_process_group_reads_as_a_stop_not_as_crashed_actors(training):
+    """A service manager or `timeout` sends SIGTERM to every process: the actors die at once, the learner stops."""
+    run, actors = training
+    os.killpg(run.pgid, signal.SIGTERM)
+    run.wait_for_exit(actors)
+    assert run.process.returncode == 130
+    assert f'Interrupted (SIGTERM): stopping {NUM_ACTORS} actors' in run.stderr()
+    assert 'died' not in run.stderr() and TRACEBACK not in run.stderr()
+    run.check_latest_checkpoint_loads()
+
+
 def test_a_killed_actor_stops_the_run_with_a_message_naming_it(training):
     run, actors = training
     victim = actors[1]
@@ -176,3 +202,28 @@ def test_actors_exit_by_themselves_when_the_learner_is_killed(training):
         time.sleep(0.05)
     assert running(actors) == [], 'orphaned actors kept running after the learner died'
     run.check_latest_checkpoint_loads(killed=True)
+
+
+def test_restart_actors_replaces_a_killed_actor_and_the_run_goes_on(tmp_path):
+    run = Training(str(tmp_path), 'asynchronous', ('--restart_actors',))
+    try:
+        run.wait_for_checkpoint()
+        actors = run.actors()
+        assert len(actors) == NUM_ACTORS
+        victim = actors[1]
+        os.kill(victim, signal.SIGKILL)
+        iteration = checkpoint.load_checkpoint(
+            checkpoint.latest_checkpoint(run.checkpoint_dir, 'IMPALA', 'CartPole-v1'), agent_name='IMPALA', environment_name='CartPole-v1'
+        )['iteration']
+        run.wait_for_checkpoint(iteration + 2, timeout=30.0)  # training goes on with a fresh actor in place of the dead one
+        replacements = sorted(set(run.actors()) - set(actors))
+        assert len(run.actors()) == NUM_ACTORS and len(replacements) == 1 and victim not in run.actors()
+        assert re.search(rf'^actor [0-3] \(pid {victim}\) died with exit code -9; restarting it \(restart 1 of at most 10\)$', run.stderr(), re.M), run.stderr()
+        survivors = run.actors()
+        os.killpg(run.pgid, signal.SIGINT)
+        run.wait_for_exit(survivors)
+        assert run.process.returncode == 130
+        assert TRACEBACK not in run.stderr()
+        run.check_latest_checkpoint_loads()
+    finally:
+        run.kill_all()

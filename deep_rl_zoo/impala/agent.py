@@ -165,11 +165,14 @@ def make_network(env: VectorEnvironment, values: dict[str, Any]) -> CategoricalA
     """Atari: the Nature CNN (`--torso=nature`) or the deep residual network (`--torso=impala_resnet`) under both
     heads; vector observations: separate tanh MLPs."""
     network = actor_critic_for(env, 'IMPALA')
-    if values.get('torso', 'nature') == 'impala_resnet':
+    torso = values.get('torso', 'nature')
+    if not isinstance(network.torso, NatureCnnTorso):
+        if 'torso' in values:
+            raise ValueError(f'--torso applies to Atari frames only, got observations of shape {env.single_observation_space.shape}')
+        return network
+    if torso == 'impala_resnet':
         frame_stack, frame_size = env.single_observation_space.shape[:2]
         network = CategoricalActorCritic(ImpalaResNetTorso(frame_stack, frame_size), int(env.single_action_space.n))
-    elif 'torso' in values and not isinstance(network.torso, NatureCnnTorso):
-        raise ValueError(f'--torso applies to Atari frames only, got observations of shape {env.single_observation_space.shape}')
     return network
 
 
