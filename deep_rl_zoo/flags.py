@@ -291,6 +291,11 @@ def define_impala(*, atari: bool = False) -> None:
     flags.DEFINE_float('clip_pg_rho_threshold', 1.0, 'Clip of the importance weight of the policy-gradient advantage (0 disables clipping).', lower_bound=0.0)
     flags.DEFINE_float('clip_c_threshold', 1.0, 'c-bar: clip of the trace-cutting coefficients (0 disables clipping).', lower_bound=0.0)
     flags.DEFINE_float('vtrace_lambda', 1.0, 'lambda: extra discounting of the V-trace traces (1 is the paper).', lower_bound=0.0, upper_bound=1.0)
+    flags.DEFINE_bool(
+        'use_lstm', False,
+        "The paper's LSTM core (256 units) between the torso and the heads, fed the torso's output, the one-hot previous "
+        'action and the clipped previous reward; its state is carried across rollouts and reset at episode starts.',
+    )
     if atari:
         flags.DEFINE_enum('torso', 'nature', ['nature', 'impala_resnet'], "The paper's shallow Nature CNN or its deep 15-layer residual network.")
 
@@ -325,3 +330,4 @@ def define_sac() -> None:
     flags.DEFINE_float('target_entropy_ratio', 0.98, 'Target entropy as a fraction of the uniform policy\'s log|A| (0.98 in the paper).', lower_bound=0.0, upper_bound=1.0)
     flags.DEFINE_float('initial_temperature', 1.0, 'alpha at the start of training (then tuned automatically).', lower_bound=0.0)
     flags.DEFINE_float('target_smoothing_coef', 1.0, 'tau of each target critic update: target <- tau online + (1 - tau) target (1 is a hard copy).', lower_bound=0.0, upper_bound=1.0)
+

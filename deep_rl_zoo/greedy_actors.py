@@ -72,6 +72,49 @@ class PolicyGreedyActor:
         pass
 
 
+
+class RecurrentPolicyGreedyActor:
+    """Plays the most likely action of a recurrent categorical policy (`networks.policy.RecurrentActorCritic`), one
+    core state per environment.
+
+    Each `act` runs one step of the core with the previous action and reward (the learning reward) of every
+    environment; where an episode ended, the next step starts from the zero state with no previous action or
+    reward, and so does every environment after `reset()` (the environments restart).
+    """
+
+    def __init__(self, network: nn.Module, device: torch.device = torch.device('cpu')):
+        self.network = network
+        self.device = device
+        self.state: tuple[torch.Tensor, torch.Tensor] | None = None
+        self._prev_action: torch.Tensor | None = None  # [N]
+        self._prev_reward: torch.Tensor | None = None  # [N]
+        self._episode_start: torch.Tensor | None = None  # [N] bool: the env starts an episode at the next act
+
+    def reset(self) -> None:
+        """Forgets every environment's state: the next `act` starts every episode afresh."""
+        self.state = None
+
+    def act(self, observation: np.ndarray) -> np.ndarray:
+        num_envs = len(observation)
+        if self.state is None:
+            self.state = self.network.initial_state(num_envs)
+            self._prev_action = torch.zeros(num_envs, dtype=torch.int64, device=self.device)
+            self._prev_reward = torch.zeros(num_envs, device=self.device)
+            self._episode_start = torch.ones(num_envs, dtype=torch.bool, device=self.device)
+        with torch.no_grad():
+            output = self.network(
+                as_tensor(observation, self.device)[None], self._prev_action[None], self._prev_reward[None], self._episode_start[None], self.state
+            )
+        self.state = output.state
+        return output.logits[0].argmax(dim=1).cpu().numpy()
+
+    def observe(self, action: np.ndarray, step: VectorStep) -> None:
+        ended = as_tensor(step.terminated | step.truncated, self.device)
+        self._prev_action = torch.where(ended, 0, as_tensor(np.asarray(action, np.int64), self.device))
+        self._prev_reward = torch.where(ended, 0.0, as_tensor(step.reward.astype(np.float32), self.device))
+        self._episode_start = ended
+
+
 def greedy_policy_actor(network: nn.Module, epsilon: float, seed: int, device: torch.device) -> PolicyGreedyActor:
     """The evaluation actor of single-process policy agents (`main_loop.train_value_agent`'s `make_eval_actor`):
     the policy's most likely action; `epsilon` and `seed` are unused."""

@@ -470,10 +470,12 @@ def train_actors_and_learner(
     rollout_spec: Callable[[VectorEnvironment, int, int], dict[str, tuple[tuple[int, ...], torch.dtype]]],
     asynchronous: bool = False,
     values: Optional[dict[str, Any]] = None,
+    make_eval_actor: Optional[Callable[[nn.Module, torch.device], Actor]] = None,
 ) -> None:
     """Entry point of the actors + learner run scripts (PPO, IMPALA, ...): everything from the flags (or from
     `values`, for agents whose flags have other names), then iterations; `asynchronous` runs the loop's
-    asynchronous mode with the flags of `flags.define_asynchronous`."""
+    asynchronous mode with the flags of `flags.define_asynchronous`. The evaluation actor is
+    `make_eval_actor(learner.network, device)` (IMPALA's recurrent policy), by default `PolicyGreedyActor`."""
     from deep_rl_zoo import flags
 
     values = values if values is not None else {**flags.flag_values(), 'environment_kind': kind}
@@ -491,7 +493,10 @@ def train_actors_and_learner(
     make_actor = _ActorFactory(kind, values, make_network, build_actor)
     spec = rollout_spec(eval_env, num_envs, values['unroll_length'])
     experiment = Experiment(RunSettings.from_values(learner.agent_name, values), eval_env)
-    eval_actor = PolicyGreedyActor(learner.network, device, *action_bounds(eval_env))
+    if make_eval_actor is not None:
+        eval_actor = make_eval_actor(learner.network, device)
+    else:
+        eval_actor = PolicyGreedyActor(learner.network, device, *action_bounds(eval_env))
     run_actors_and_learner(
         experiment, learner, make_actor, spec, num_actors, values['actors_on_gpu'], eval_actor, eval_env, async_settings, values['restart_actors']
     )
@@ -535,6 +540,7 @@ class _RecordingActor:
         return self.actor.act(observation)
 
     def observe(self, action: np.ndarray, step: VectorStep) -> None:
+        self.actor.observe(action, step)  # a recurrent actor learns of episode ends here
         if self.recording:
             self.recording = not (step.terminated[0] or step.truncated[0])
             if self.recording:

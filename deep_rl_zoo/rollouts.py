@@ -6,6 +6,9 @@ log-probabilities, the values V(s_0) ... V(s_T) (the last one bootstraps the end
 discounts gamma * (1 - terminal). A time-limit truncation is not a true end: the actor adds gamma * V(final
 observation) to the last reward so the return is bootstrapped rather than cut (Pardo et al. 2018).
 
+`RecurrentOnPolicyActor` does the same for a policy with an LSTM core (IMPALA's `--use_lstm`): it carries the core
+state across steps and rollouts and writes the state each rollout starts from (`recurrent_rollout_spec`).
+
 Off-policy agents with actor processes (discrete SAC) use `TransitionActor` instead: it writes the plain steps
 (`transition_spec`) that the learner adds to its replay.
 """
@@ -130,6 +133,98 @@ def bootstrapped_rollout_spec(env: VectorEnvironment, num_envs: int, unroll_leng
     spec = rollout_spec(env, num_envs, unroll_length)
     observation_shape, observation_dtype = spec['observation']
     return {**spec, 'last_observation': (observation_shape[1:], observation_dtype)}
+
+
+
+def recurrent_rollout_spec(core_size: int):
+    """The spec function (env, num_envs, unroll_length) -> shapes of `RecurrentOnPolicyActor`'s buffers:
+    `bootstrapped_rollout_spec`, the core state (h, c) at the start of the rollout ('core_h', 'core_c' [N,
+    core_size]), and per step the previous action, the previous reward and whether the step starts an episode
+    ('prev_action', 'prev_reward', 'episode_start' [T + 1, N]: the T steps, then the step of the last observation
+    for the bootstrap)."""
+
+    def spec(env: VectorEnvironment, num_envs: int, unroll_length: int) -> dict[str, tuple[tuple[int, ...], torch.dtype]]:
+        return {
+            **bootstrapped_rollout_spec(env, num_envs, unroll_length),
+            'core_h': ((num_envs, core_size), torch.float32),
+            'core_c': ((num_envs, core_size), torch.float32),
+            'prev_action': ((unroll_length + 1, num_envs), torch.int64),
+            'prev_reward': ((unroll_length + 1, num_envs), torch.float32),
+            'episode_start': ((unroll_length + 1, num_envs), torch.bool),
+        }
+
+    return spec
+
+
+class RecurrentOnPolicyActor(OnPolicyActor):
+    """`OnPolicyActor` for a recurrent policy (`networks.policy.RecurrentActorCritic`): it carries, per environment
+    and across rollouts, the core state, the previous action and reward (the learning reward) and whether the next
+    step starts an episode; all three are zeroed when an episode ends (a lost life is no episode end). Each
+    `collect` writes what `OnPolicyActor` writes, the core state the rollout started from and the network's
+    per-step inputs (see `recurrent_rollout_spec`), so the learner can unroll the core over the same steps."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        num_envs = self.env.num_envs
+        self._state = self.network.initial_state(num_envs)
+        self._prev_action = torch.zeros(num_envs, dtype=torch.int64, device=self.device)
+        self._prev_reward = torch.zeros(num_envs, device=self.device)
+        self._episode_start = torch.ones(num_envs, dtype=torch.bool, device=self.device)
+
+    def _inputs(self, t: int, buffer: dict[str, torch.Tensor]) -> tuple[torch.Tensor, ...]:
+        """Records the network's inputs of step t besides the observation and returns them as [1, N] sequences."""
+        buffer['prev_action'][t] = self._prev_action.cpu()
+        buffer['prev_reward'][t] = self._prev_reward.cpu()
+        buffer['episode_start'][t] = self._episode_start.cpu()
+        return self._prev_action[None], self._prev_reward[None], self._episode_start[None]
+
+    @torch.no_grad()
+    def collect(self, buffer: dict[str, torch.Tensor]) -> list[tuple[float, int]]:
+        finished: list[tuple[float, int]] = []
+        buffer['core_h'].copy_(self._state[0])
+        buffer['core_c'].copy_(self._state[1])
+        for t in range(self.unroll_length):
+            observation = as_tensor(self._observation, self.device)
+            output = self.network(observation[None], *self._inputs(t, buffer), self._state)
+            distribution = policy_distribution(output)
+            action = distribution.sample()[0]
+            log_prob = distribution.log_prob(action[None])[0]
+            step = self.env.step(action.cpu().numpy())
+            reward = step.reward
+            if self.reward_scaler is not None:
+                reward = self.reward_scaler.scale(reward, step.terminated | step.truncated)
+            reward = torch.from_numpy(reward.astype(np.float32))
+            played_reward = torch.from_numpy(step.reward.astype(np.float32)).to(self.device)
+            truncated = step.truncated & ~step.terminated
+            if truncated.any():  # bootstrap a time limit from the core state the episode would have gone on with
+                rows = torch.from_numpy(truncated).to(self.device)
+                final = as_tensor(step.final_observation[truncated], self.device)
+                state = (output.state[0][rows], output.state[1][rows])
+                inputs = (action[rows][None], played_reward[rows][None], torch.zeros_like(action[rows][None], dtype=torch.bool))
+                reward[truncated] += self.discount * self.network(final[None], *inputs, state).value[0].float().cpu()
+            episode_end = step.terminated | step.truncated
+            terminal = episode_end | (step.life_loss & self.terminal_on_life_loss)
+            buffer['observation'][t] = observation.cpu()
+            buffer['action'][t] = action.cpu()
+            buffer['log_prob'][t] = log_prob.cpu()
+            buffer['value'][t] = output.value[0].cpu()
+            buffer['reward'][t] = reward
+            buffer['discount'][t] = torch.from_numpy(self.discount * (1.0 - terminal.astype(np.float32)))
+            finished += self._episodes.step(step.raw_reward, episode_end)
+            self._observation = step.observation
+            # The next step's inputs: zeros where the episode ended and the next step starts a new one.
+            ended = torch.from_numpy(episode_end).to(self.device)
+            keep = (~ended).to(output.state[0].dtype)[:, None]
+            self._state = (output.state[0] * keep, output.state[1] * keep)
+            self._prev_action = torch.where(ended, 0, action)
+            self._prev_reward = torch.where(ended, 0.0, played_reward)
+            self._episode_start = ended
+        last_observation = as_tensor(self._observation, self.device)
+        # V(x_T) with the carried state; the state it returns is dropped (the next rollout starts at x_T).
+        inputs = self._inputs(self.unroll_length, buffer)
+        buffer['value'][self.unroll_length] = self.network(last_observation[None], *inputs, self._state).value[0].cpu()
+        buffer['last_observation'].copy_(last_observation)
+        return finished
 
 
 def transition_spec(env: VectorEnvironment, num_envs: int, unroll_length: int) -> dict[str, tuple[tuple[int, ...], torch.dtype]]:

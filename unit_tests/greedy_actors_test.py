@@ -1,4 +1,5 @@
-"""Evaluation actors: epsilon-greedy over Q values, and the mode / clipped mean of a policy."""
+"""Evaluation actors: epsilon-greedy over Q values, the mode / clipped mean of a policy, and the mode of a recurrent
+policy carrying its core state."""
 
 from typing import NamedTuple
 
@@ -6,7 +7,10 @@ import numpy as np
 import torch
 from torch import nn
 
-from deep_rl_zoo.greedy_actors import EpsilonGreedyActor, PolicyGreedyActor, as_tensor, epsilon_greedy
+from deep_rl_zoo.greedy_actors import EpsilonGreedyActor, PolicyGreedyActor, RecurrentPolicyGreedyActor, as_tensor, epsilon_greedy
+from deep_rl_zoo.gym_env import VectorStep
+from deep_rl_zoo.networks.common import MlpTorso
+from deep_rl_zoo.networks.policy import RecurrentActorCritic
 
 
 class FixedQ(nn.Module):
@@ -96,3 +100,49 @@ def test_policy_greedy_actor_plays_the_clipped_mean_of_gaussian_policy():
     actor = PolicyGreedyActor(FixedPolicy('gaussian'), torch.device('cpu'), low, high)
     means = np.array([[0.3, 0.2], [-4.0, 9.0], [2.0, -0.1]], np.float32)
     np.testing.assert_array_equal(actor.act(means), np.array([[0.3, 0.2], [-1.0, 0.5], [1.0, 0.0]], np.float32))
+
+
+def vector_step(observation, reward, terminated):
+    false = np.zeros(len(observation), bool)
+    return VectorStep(observation, reward, reward, terminated, false, false, observation)
+
+
+def test_recurrent_policy_greedy_actor_carries_the_core_state_and_restarts_it_at_episode_ends_and_reset():
+    """Three steps of two environments, env 1's episode ending at the first: the actor plays the mode of the network
+    unrolled over the same observations with the previous actions and rewards, and restarts from zeros on reset()."""
+    torch.manual_seed(0)
+    network = RecurrentActorCritic(MlpTorso(3, (8,), nn.Tanh), 4, core_size=6)
+    with torch.no_grad():  # larger logits, so the modes differ from step to step
+        network.policy_head.weight.mul_(300.0)
+    observations = np.random.default_rng(0).standard_normal((4, 2, 3)).astype(np.float32)
+    rewards = np.array([[0.5, -2.0], [1.0, 0.0], [0.0, 3.0]], np.float32)
+    ends = np.array([[False, True], [False, False], [False, False]])
+    actor = RecurrentPolicyGreedyActor(network)
+    actor.reset()
+    played = []
+    for t in range(3):
+        played.append(actor.act(observations[t]))
+        actor.observe(played[-1], vector_step(observations[t + 1], rewards[t], ends[t]))
+    played = np.stack(played)
+
+    prev_action = torch.zeros(3, 2, dtype=torch.int64)
+    prev_action[1:] = torch.from_numpy(played[:-1])
+    prev_reward = torch.zeros(3, 2)
+    prev_reward[1:] = torch.from_numpy(rewards[:-1])
+    start = torch.zeros(3, 2, dtype=torch.bool)
+    start[0] = True
+    start[1:] = torch.from_numpy(ends[:-1])
+    prev_action[start], prev_reward[start] = 0, 0.0
+    with torch.no_grad():
+        expected = network(torch.from_numpy(observations[:3]), prev_action, prev_reward, start, network.initial_state(2))
+    np.testing.assert_array_equal(played, expected.logits.argmax(-1).numpy())
+    torch.testing.assert_close(actor.state, expected.state)
+    assert len(set(played[:, 0].tolist())) > 1 or len(set(played[:, 1].tolist())) > 1
+
+    actor.reset()  # the environments restart: the first step again from zeros
+    again = actor.act(observations[0])
+    np.testing.assert_array_equal(again, played[0])
+    with torch.no_grad():
+        no_action, no_reward, start = torch.zeros(1, 2, dtype=torch.int64), torch.zeros(1, 2), torch.ones(1, 2, dtype=torch.bool)
+        first = network(torch.from_numpy(observations[:1]), no_action, no_reward, start, network.initial_state(2))
+    torch.testing.assert_close(actor.state, first.state)

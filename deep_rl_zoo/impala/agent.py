@@ -22,6 +22,11 @@ each batch of `batch_rollouts` rollouts the learner
 Networks: the paper's shallow Nature CNN torso or its deep residual torso (`--torso=impala_resnet`) with policy and
 value heads on top for Atari; tanh MLPs for vector observations. A time-limit truncation is bootstrapped by the
 actor (gamma * V(final observation) added to the last reward, Pardo et al. 2018).
+
+`--use_lstm` adds the paper's LSTM core (256 units; `networks.policy.RecurrentActorCritic`): the torso's output, the
+one-hot previous action and the clipped previous reward feed the LSTM, whose output feeds both heads; its state is
+zeroed at episode starts. Actors carry the state across rollouts and store the state each rollout starts from; the
+learner unrolls the core from it over the T steps and the bootstrap step, and the V-trace loss is the same.
 """
 
 from typing import Any
@@ -31,13 +36,17 @@ from torch import nn
 
 from deep_rl_zoo import main_loop, trackers, vtrace
 from deep_rl_zoo.a2c.agent import rmsprop_or_adam
+from deep_rl_zoo.greedy_actors import RecurrentPolicyGreedyActor
 from deep_rl_zoo.gym_env import VectorEnvironment
 from deep_rl_zoo.networks.common import ImpalaResNetTorso, NatureCnnTorso
-from deep_rl_zoo.networks.policy import CategoricalActorCritic, actor_critic_for
-from deep_rl_zoo.rollouts import OnPolicyActor, bootstrapped_rollout_spec, policy_distribution
+from deep_rl_zoo.networks.policy import CategoricalActorCritic, RecurrentActorCritic, actor_critic_for, recurrent_actor_critic_for
+from deep_rl_zoo.rollouts import OnPolicyActor, RecurrentOnPolicyActor, bootstrapped_rollout_spec, recurrent_rollout_spec
 from deep_rl_zoo.schedule import LinearSchedule
 
 BATCH_FIELDS = ('observation', 'last_observation', 'action', 'log_prob', 'reward', 'discount')  # what the loss reads
+RECURRENT_FIELDS = ('core_h', 'core_c', 'prev_action', 'prev_reward', 'episode_start')  # and with --use_lstm
+PER_ENVIRONMENT_FIELDS = ('last_observation', 'core_h', 'core_c')  # [N, ...]; the other fields are [T (+ 1), N, ...]
+CORE_SIZE = 256  # LSTM units of --use_lstm (the paper's)
 
 
 class ImpalaLearner:
@@ -75,15 +84,26 @@ class ImpalaLearner:
         self.learner_steps = 0  # gradient steps, one per batch of rollouts
         self.statistics = trackers.LearnerStatistics()
 
+    def evaluate(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The learner's current logits [T, B, A], values V(x_s) [T, B] and bootstrap values V(x_T) [B] on `batch`."""
+        num_steps, batch_size = batch['reward'].shape
+        observations = (batch['observation'], batch['last_observation'][None])
+        if isinstance(self.network, RecurrentActorCritic):
+            # The LSTM core unrolled over the T steps and the bootstrap step from the state the actor started from.
+            output = self.network(
+                torch.cat(observations), batch['prev_action'], batch['prev_reward'], batch['episode_start'], (batch['core_h'], batch['core_c'])
+            )
+            return output.logits[:num_steps], output.value[:num_steps], output.value[num_steps]
+        # One forward pass over every observation and the observations after the last steps.
+        output = self.network(torch.cat([observation.flatten(0, 1) for observation in observations]))
+        logits, values = output.logits.view(num_steps + 1, batch_size, -1), output.value.view(num_steps + 1, batch_size)
+        return logits[:num_steps], values[:num_steps], values[num_steps]
+
     def loss(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         """The mean loss over the T x B samples of `batch` (steps 1-3 of the module docstring) and its parts."""
-        num_steps, batch_size = batch['reward'].shape
-        # One forward pass over every observation and the observations after the last steps.
-        output = self.network(torch.cat([batch['observation'].flatten(0, 1), batch['last_observation']]))
-        values = output.value[: num_steps * batch_size].view(num_steps, batch_size)
-        bootstrap_value = output.value[num_steps * batch_size :]
-        distribution = policy_distribution(type(output)(output.logits[: num_steps * batch_size], values.flatten()))
-        log_prob = distribution.log_prob(batch['action'].flatten()).view(num_steps, batch_size)
+        logits, values, bootstrap_value = self.evaluate(batch)
+        distribution = torch.distributions.Categorical(logits=logits, validate_args=False)
+        log_prob = distribution.log_prob(batch['action'])
         log_rhos = log_prob.detach() - batch['log_prob']
         targets = vtrace.vtrace(
             log_rhos, batch['discount'], batch['reward'], values.detach(), bootstrap_value.detach(), **self.clip_thresholds, lambda_=self.vtrace_lambda
@@ -104,7 +124,10 @@ class ImpalaLearner:
 
     def update(self, buffers: list[dict[str, torch.Tensor]]) -> None:
         """One gradient step on every sample of `buffers` (rollouts [T, N_actor, ...] in arrival order)."""
-        batch = {name: torch.cat([buffer[name] for buffer in buffers], dim=0 if name == 'last_observation' else 1).to(self.device) for name in BATCH_FIELDS}
+        fields = BATCH_FIELDS + (RECURRENT_FIELDS if isinstance(self.network, RecurrentActorCritic) else ())
+        batch = {
+            name: torch.cat([buffer[name] for buffer in buffers], dim=0 if name in PER_ENVIRONMENT_FIELDS else 1).to(self.device) for name in fields
+        }
         loss, statistics = self.loss(batch)
         for group in self.optimizer.param_groups:
             group['lr'] = self.learning_rate(self.learner_steps)
@@ -157,13 +180,17 @@ def build_learner(network: nn.Module, values: dict[str, Any], total_updates: int
 
 
 def build_actor(network: nn.Module, env: VectorEnvironment, values: dict[str, Any], seed: int, device: torch.device) -> OnPolicyActor:
-    """An actor sampling its copy of the policy (the behaviour policy mu), from the run's flag values."""
-    return OnPolicyActor(network, env, values['unroll_length'], values['discount'], values.get('terminal_on_life_loss', False), seed, device)
+    """An actor sampling its copy of the policy (the behaviour policy mu), from the run's flag values; with the LSTM
+    core it carries the core state across steps and rollouts."""
+    actor_class = RecurrentOnPolicyActor if isinstance(network, RecurrentActorCritic) else OnPolicyActor
+    return actor_class(network, env, values['unroll_length'], values['discount'], values.get('terminal_on_life_loss', False), seed, device)
 
 
-def make_network(env: VectorEnvironment, values: dict[str, Any]) -> CategoricalActorCritic:
+def make_network(env: VectorEnvironment, values: dict[str, Any]) -> CategoricalActorCritic | RecurrentActorCritic:
     """Atari: the Nature CNN (`--torso=nature`) or the deep residual network (`--torso=impala_resnet`) under both
-    heads; vector observations: separate tanh MLPs."""
+    heads; vector observations: separate tanh MLPs. `--use_lstm`: the network with the paper's LSTM core instead."""
+    if values.get('use_lstm', False):
+        return make_recurrent_network(env, values)
     network = actor_critic_for(env, 'IMPALA')
     torso = values.get('torso', 'nature')
     if not isinstance(network.torso, NatureCnnTorso):
@@ -176,6 +203,27 @@ def make_network(env: VectorEnvironment, values: dict[str, Any]) -> CategoricalA
     return network
 
 
+def make_recurrent_network(env: VectorEnvironment, values: dict[str, Any]) -> RecurrentActorCritic:
+    """`--use_lstm`: one torso (the `--torso` CNN for Atari, a tanh MLP for vectors) whose output, with the one-hot
+    previous action and the clipped previous reward, feeds an LSTM core of CORE_SIZE units under both heads."""
+    observation_shape = env.single_observation_space.shape
+    if len(observation_shape) != 3:
+        if 'torso' in values:
+            raise ValueError(f'--torso applies to Atari frames only, got observations of shape {observation_shape}')
+        return recurrent_actor_critic_for(env, 'IMPALA', core_size=CORE_SIZE)
+    frame_stack, frame_size = observation_shape[:2]
+    if values.get('torso', 'nature') == 'impala_resnet':
+        torso: nn.Module = ImpalaResNetTorso(frame_stack, frame_size)
+    else:
+        torso = NatureCnnTorso(frame_stack, frame_size)
+    return recurrent_actor_critic_for(env, 'IMPALA', torso=torso, core_size=CORE_SIZE)
+
+
 def train(kind: str) -> None:
     """Entry point of IMPALA's run scripts: asynchronous actors, learner and iterations from the parsed flags."""
-    main_loop.train_actors_and_learner(kind, make_network, build_learner, build_actor, bootstrapped_rollout_spec, asynchronous=True)
+    from deep_rl_zoo import flags
+
+    use_lstm = flags.flag_values()['use_lstm']
+    spec = recurrent_rollout_spec(CORE_SIZE) if use_lstm else bootstrapped_rollout_spec
+    eval_actor = RecurrentPolicyGreedyActor if use_lstm else None  # the default: PolicyGreedyActor
+    main_loop.train_actors_and_learner(kind, make_network, build_learner, build_actor, spec, asynchronous=True, make_eval_actor=eval_actor)

@@ -1,4 +1,5 @@
-"""Actor-critic networks: a policy head (categorical logits or a diagonal Gaussian) and a state-value head."""
+"""Actor-critic networks: a policy head (categorical logits or a diagonal Gaussian) and a state-value head; IMPALA's
+variant with an LSTM core between the torso and the heads."""
 
 from typing import NamedTuple
 
@@ -41,6 +42,67 @@ class CategoricalActorCritic(nn.Module):
         features = self.torso(observation)
         value_features = features if self.value_torso is None else self.value_torso(observation)
         return CategoricalActorCriticOutput(self.policy_head(features), self.value_head(value_features).squeeze(-1))
+
+
+
+class RecurrentActorCriticOutput(NamedTuple):
+    logits: torch.Tensor  # [T, B, A]
+    value: torch.Tensor  # [T, B]
+    state: tuple[torch.Tensor, torch.Tensor]  # (h, c) after the last step, each [B, core_size]
+
+
+class RecurrentActorCritic(nn.Module):
+    """IMPALA's network with its LSTM core (Espeholt et al. 2018, figure 3): the torso's output, the one-hot
+    previous action and the previous reward clipped to [-1, 1] feed an LSTM of `core_size` units whose output feeds
+    the policy logits and the value V(s).
+
+    `forward(observation [T, B, ...], prev_action [T, B], prev_reward [T, B], episode_start [T, B], state)` unrolls
+    the core over the T steps from `state` = (h, c), each [B, core_size], and returns logits [T, B, A], values
+    [T, B] and the state after the last step. Where `episode_start[t, b]` is True, step t is the first of an
+    episode of environment b: its state is zeroed before that step (state * (1 - episode_start)), and so are its
+    previous action and reward (there are none). The heads have `CategoricalActorCritic`'s initialisation.
+    """
+
+    def __init__(self, torso: nn.Module, num_actions: int, core_size: int = 256):
+        super().__init__()
+        if num_actions < 1 or core_size < 1:
+            raise ValueError(f'num_actions and core_size must be >= 1, got {num_actions} and {core_size}')
+        self.torso = orthogonal_init(torso)
+        self.core = nn.LSTMCell(torso.output_size + num_actions + 1, core_size)
+        self.policy_head = orthogonal_init(nn.Linear(core_size, num_actions), gain=0.01)
+        self.value_head = orthogonal_init(nn.Linear(core_size, 1), gain=1.0)
+        self.num_actions = num_actions
+        self.core_size = core_size
+
+    def initial_state(self, batch_size: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """The zero state (h, c) of `batch_size` environments, each [batch_size, core_size], on the network's device."""
+        zeros = torch.zeros(batch_size, self.core_size, device=self.value_head.weight.device)
+        return zeros, zeros.clone()
+
+    def forward(
+        self,
+        observation: torch.Tensor,
+        prev_action: torch.Tensor,
+        prev_reward: torch.Tensor,
+        episode_start: torch.Tensor,
+        state: tuple[torch.Tensor, torch.Tensor],
+    ) -> RecurrentActorCriticOutput:
+        num_steps, batch_size = observation.shape[:2]
+        for name, value in (('prev_action', prev_action), ('prev_reward', prev_reward), ('episode_start', episode_start)):
+            if value.shape != (num_steps, batch_size):
+                raise ValueError(f'{name} must have shape [T, B]=({num_steps}, {batch_size}), got {tuple(value.shape)}')
+        features = self.torso(observation.flatten(0, 1)).view(num_steps, batch_size, -1)
+        keep = 1.0 - episode_start.to(features.dtype).unsqueeze(-1)  # [T, B, 1]: 0 at an episode's first step
+        one_hot_action = nn.functional.one_hot(prev_action.long(), self.num_actions).to(features.dtype)
+        reward = prev_reward.to(features.dtype).clamp(-1.0, 1.0).unsqueeze(-1)
+        core_input = torch.cat([features, one_hot_action * keep, reward * keep], dim=-1)
+        h, c = state
+        outputs = []
+        for t in range(num_steps):
+            h, c = self.core(core_input[t], (h * keep[t], c * keep[t]))
+            outputs.append(h)
+        core_output = torch.stack(outputs)
+        return RecurrentActorCriticOutput(self.policy_head(core_output), self.value_head(core_output).squeeze(-1), (h, c))
 
 
 class GaussianActorCritic(nn.Module):
@@ -141,3 +203,12 @@ def policy_for(env, agent_name: str) -> CategoricalPolicy:
     if len(observation_shape) == 3:
         return nature_cnn_policy(num_actions, observation_shape[0])
     return mlp_policy(observation_shape[0], num_actions)
+
+
+def recurrent_actor_critic_for(env, agent_name: str, torso: nn.Module | None = None, core_size: int = 256) -> RecurrentActorCritic:
+    """`RecurrentActorCritic` for `env` (a vector environment): `torso`, or by default the Nature CNN for Atari frame
+    stacks and a tanh MLP (64, 64) for vector observations, under an LSTM core of `core_size` units."""
+    observation_shape, num_actions = _discrete_inputs(env, agent_name)
+    if torso is None:
+        torso = NatureCnnTorso(observation_shape[0]) if len(observation_shape) == 3 else MlpTorso(observation_shape[0], (64, 64), nn.Tanh)
+    return RecurrentActorCritic(torso, num_actions, core_size)
