@@ -331,3 +331,97 @@ def define_sac() -> None:
     flags.DEFINE_float('initial_temperature', 1.0, 'alpha at the start of training (then tuned automatically).', lower_bound=0.0)
     flags.DEFINE_float('target_smoothing_coef', 1.0, 'tau of each target critic update: target <- tau online + (1 - tau) target (1 is a hard copy).', lower_bound=0.0, upper_bound=1.0)
 
+
+def _hide_flags(*names: str) -> None:
+    """Removes flags defined by an earlier group that a later one names differently (APPO takes Sample Factory's
+    names): the run script translates the new names back into these before running (`appo.agent.run_values`)."""
+    for name in names:
+        if name in FLAGS:
+            delattr(FLAGS, name)
+        _OWN_FLAG_NAMES.discard(name)
+
+
+@_record_new_flags
+def define_appo(*, atari: bool = False) -> None:
+    """Flags of APPO, named and meaning as in Sample Factory 2.x (`appo/sample_factory_config.py` lists how each is
+    honoured). Call after `define_common`: our names for the same settings (`discount`, `num_actors`,
+    `num_envs_per_actor`, `environment_frame_skip`, `environment_frame_stack`) are hidden behind Sample Factory's
+    (`gamma`, `num_workers`, `num_envs_per_worker`, `env_frameskip`, `env_framestack`). `max_policy_lag` counts SGD
+    steps here (Sample Factory), not updates as in `define_asynchronous`. Defaults are Sample Factory's, except
+    `train_for_env_steps` (0: the budget is --num_iterations x --num_train_steps) and `use_rnn` (false)."""
+    define_distributed(num_actors=1, num_envs_per_actor=1)  # actors_on_gpu, learner_on_gpu, restart_actors
+    _hide_flags('discount', 'num_actors', 'num_envs_per_actor', 'environment_frame_skip', 'environment_frame_stack')
+    flags.DEFINE_string('config_json', '', 'A Sample Factory config (a model card\'s config.json) applied before the command line: explicit flags win.')
+    # the run: processes, data flow, budget
+    flags.DEFINE_integer('num_policies', 1, 'Independent policies trained side by side; each environment plays a randomly drawn one, redrawn every 10 episodes.', lower_bound=1)
+    flags.DEFINE_bool('async_rl', True, 'Actors keep collecting while the learner trains (false: every update waits for one rollout per worker).')
+    flags.DEFINE_bool('serial_mode', False, 'Sample Factory runs everything in one process; here actors are always processes (nothing learned changes).')
+    flags.DEFINE_bool('batched_sampling', False, 'Actors here always step their environments as one vector with one batched forward pass.')
+    flags.DEFINE_integer('num_batches_to_accumulate', 2, 'Training batches the actors may collect ahead of the learner (sets the rollout buffers per worker).', lower_bound=1)
+    flags.DEFINE_integer('max_policy_lag', 1000, 'Drop rollouts made by parameters this many or more SGD steps older than the learner\'s.', lower_bound=1)
+    flags.DEFINE_integer('num_workers', 2, 'Actor processes.', lower_bound=1)
+    flags.DEFINE_integer('num_envs_per_worker', 2, 'Environments each actor steps with one batched forward pass.', lower_bound=1)
+    flags.DEFINE_integer('rollout', 32, 'Steps of one environment per trajectory; GAE bootstraps from the value after it.', lower_bound=1)
+    flags.DEFINE_integer('batch_size', 1024, 'Samples (agent steps) per SGD minibatch.', lower_bound=1)
+    flags.DEFINE_integer('num_batches_per_epoch', 1, 'Minibatches per training batch: each update trains on batch_size x num_batches_per_epoch samples (per policy).', lower_bound=1)
+    flags.DEFINE_integer('num_epochs', 1, 'Passes over each training batch.', lower_bound=1)
+    flags.DEFINE_integer('recurrence', -1, 'Length of the trajectory chunks minibatches are made of (-1: rollout with an RNN, else 1).', lower_bound=-1)
+    flags.DEFINE_bool('shuffle_minibatches', False, 'Reshuffle samples (in chunks of --recurrence) into new minibatches every epoch (false: fixed contiguous slices).')
+    flags.DEFINE_integer('train_for_env_steps', 0, 'Budget in env steps per policy (frames when --summaries_use_frameskip); sets --num_iterations unless that is given (0: use --num_iterations).', lower_bound=0)
+    flags.DEFINE_integer('train_for_seconds', 10_000_000_000, 'Stop at the end of the first iteration past this many seconds of training.', lower_bound=1)
+    flags.DEFINE_bool('summaries_use_frameskip', True, 'Count --train_for_env_steps in emulator frames (agent steps x --env_frameskip) on Atari.')
+    # rewards and returns
+    flags.DEFINE_float('gamma', 0.99, 'Discount factor.', lower_bound=0.0, upper_bound=1.0)
+    flags.DEFINE_float('reward_scale', 1.0, 'Rewards are multiplied by this before learning.')
+    flags.DEFINE_float('reward_clip', 1000.0, 'Scaled rewards are clipped to [-reward_clip, reward_clip].', lower_bound=0.0)
+    flags.DEFINE_bool('value_bootstrap', False, 'At a time-limit truncation add gamma x V(s_t) to the reward.')
+    flags.DEFINE_bool('normalize_returns', True, 'The value head predicts returns normalised by their running mean and std.')
+    flags.DEFINE_float('gae_lambda', 0.95, 'GAE lambda (unused with V-trace).', lower_bound=0.0, upper_bound=1.0)
+    flags.DEFINE_bool('with_vtrace', False, 'V-trace targets and advantages (computed once per batch) instead of GAE.')
+    flags.DEFINE_float('vtrace_rho', 1.0, 'V-trace rho-bar: truncation of the importance weights of TD errors and advantages.', lower_bound=0.0)
+    flags.DEFINE_float('vtrace_c', 1.0, 'V-trace c-bar: truncation of the trace coefficients.', lower_bound=0.0)
+    # the loss
+    flags.DEFINE_float('ppo_clip_ratio', 0.1, 'epsilon: the ratio pi/pi_old is clipped to [1/(1+epsilon), 1+epsilon].', lower_bound=0.0)
+    flags.DEFINE_float('ppo_clip_value', 1.0, 'New values may move at most this far (an absolute bound, value head units) from the behaviour values.', lower_bound=0.0)
+    flags.DEFINE_float('exploration_loss_coeff', 0.003, 'Weight of the entropy bonus: loss -= coeff x mean entropy.', lower_bound=0.0)
+    flags.DEFINE_enum('exploration_loss', 'entropy', ['entropy'], 'The exploration loss (entropy only).')
+    flags.DEFINE_float('value_loss_coeff', 0.5, 'Weight of the value loss, mean of max(clipped, unclipped) squared errors (no extra 0.5).', lower_bound=0.0)
+    flags.DEFINE_float('kl_loss_coeff', 0.0, 'Weight of a KL(pi || pi_behaviour) penalty (0 disables).', lower_bound=0.0)
+    # the optimiser (learning_rate and max_grad_norm come from define_common)
+    flags.DEFINE_enum('lr_schedule', 'constant', ['constant', 'kl_adaptive_minibatch', 'kl_adaptive_epoch', 'linear_decay'], 'Learning rate schedule.')
+    flags.DEFINE_float('lr_schedule_kl_threshold', 0.008, 'kl_adaptive_*: lr / 1.5 when the KL > 2x this, lr x 1.5 when < 0.5x this.', lower_bound=0.0)
+    flags.DEFINE_float('lr_adaptive_min', 1e-6, 'kl_adaptive_*: lowest learning rate.', lower_bound=0.0)
+    flags.DEFINE_float('lr_adaptive_max', 1e-2, 'kl_adaptive_*: highest learning rate.', lower_bound=0.0)
+    flags.DEFINE_float('adam_eps', 1e-6, "Adam's epsilon.", lower_bound=0.0)
+    flags.DEFINE_float('adam_beta1', 0.9, "Adam's beta1.", lower_bound=0.0, upper_bound=1.0)
+    flags.DEFINE_float('adam_beta2', 0.999, "Adam's beta2.", lower_bound=0.0, upper_bound=1.0)
+    # observations and the network
+    flags.DEFINE_float('obs_subtract_mean', 0.0, 'Subtracted from observations before --obs_scale.')
+    flags.DEFINE_float('obs_scale', 1.0, 'Observations are divided by this (255 for Atari frames).')
+    flags.DEFINE_bool('normalize_input', False, 'Normalise (scaled) observations by their running mean and std, per element.')
+    if atari:
+        flags.DEFINE_integer('env_frameskip', 4, 'Atari frames per agent step (max-pooled over the last two).', lower_bound=1)
+        flags.DEFINE_integer('env_framestack', 4, 'Atari frames stacked into one observation.', lower_bound=1)
+    flags.DEFINE_list('encoder_mlp_layers', ['512', '512'], 'Hidden layer sizes of the MLP encoder (vector observations).')
+    flags.DEFINE_enum('encoder_conv_architecture', 'convnet_atari', ['convnet_atari'], "The conv encoder: Nature DQN's (32x8x8/4, 64x4x4/2, 64x3x3/1).")
+    flags.DEFINE_list('encoder_conv_mlp_layers', ['512'], 'Fully connected layer sizes after the conv encoder.')
+    flags.DEFINE_bool('use_rnn', False, 'A recurrent core between encoder and heads (not offered yet: must be false).')
+    flags.DEFINE_integer('rnn_size', 512, 'Hidden size of the recurrent core.', lower_bound=1)
+    flags.DEFINE_enum('rnn_type', 'gru', ['gru', 'lstm'], 'Cell of the recurrent core.')
+    flags.DEFINE_enum('nonlinearity', 'elu', ['elu', 'relu', 'tanh'], 'Activation of the encoder.')
+    flags.DEFINE_enum('policy_initialization', 'orthogonal', ['orthogonal', 'xavier_uniform', 'torch_default'], 'Weight initialisation of every layer.')
+    flags.DEFINE_float('policy_init_gain', 1.0, 'Gain of the weight initialisation.', lower_bound=0.0)
+    flags.DEFINE_bool('actor_critic_share_weights', True, 'Policy and value heads share one encoder (false: each has its own).')
+    # checkpoints (ours are written at the end of every iteration; these only keep the model card's values)
+    flags.DEFINE_integer('save_every_sec', 120, 'Sample Factory: seconds between checkpoints (here: every iteration).', lower_bound=1)
+    flags.DEFINE_integer('keep_checkpoints', 2, 'Sample Factory: most recent checkpoints kept (here: all iteration checkpoints are kept).', lower_bound=1)
+    flags.DEFINE_integer('save_milestones_sec', -1, 'Sample Factory: seconds between milestone checkpoints (here: every iteration is kept).', lower_bound=-1)
+    flags.DEFINE_integer('save_best_every_sec', 5, 'Sample Factory: seconds between checks for a new best policy.', lower_bound=1)
+    flags.DEFINE_integer('save_best_after', 100_000, 'Sample Factory: env steps before a best policy is saved.', lower_bound=0)
+    flags.DEFINE_enum('save_best_metric', 'reward', ['reward'], 'Sample Factory: the best policy has the highest mean return.')
+
+
+@_record_new_flags
+def define_appo_eval() -> None:
+    """eval_agent's extra flag for APPO checkpoints holding several policies (Sample Factory's enjoy)."""
+    flags.DEFINE_integer('policy_index', 0, 'Which policy of the checkpoint plays (0 .. num_policies - 1).', lower_bound=0)

@@ -1,0 +1,740 @@
+"""APPO: asynchronous PPO as Sample Factory 2.x runs it (Petrenko et al. 2020, "Sample Factory").
+
+Actor processes never wait for the learner (the asynchronous mode of `main_loop.run_actors_and_learner`; with
+--async_rl=false the synchronous one): each samples its copy of the behaviour policy mu for `rollout` steps of a
+vector of environments. Each environment plays one of `num_policies` independent policies, drawn at random at the
+start and redrawn every 10 episodes. For each batch of rollouts the learner
+
+1. computes targets in reward units, once per batch: rewards scaled and clipped, values denormalised (with
+   `normalize_returns`), then GAE advantages (Schulman et al. 2016, eq. 16) and returns R = A + V, or with
+   `with_vtrace` the V-trace targets v_s and advantages of the current network (Espeholt et al. 2018, eq. 1);
+2. per policy k, on the samples policy k made: folds its returns into the running return statistics and uses the
+   normalised returns as value targets; then for `num_epochs` passes over `num_batches_per_epoch` minibatches of
+   about `batch_size` samples (fixed contiguous slices, or reshuffled with `shuffle_minibatches`) minimises
+
+       L = -mean(min(r A, clip(r, 1/(1+eps), 1+eps) A))                  r = clamp(pi/mu, 0.05, 20)  (Sample Factory)
+           + c_v mean(max((V - R)^2, (V_clip - R)^2))                   V_clip = V_old + clamp(V - V_old, -c, c)
+           - c_e mean(H[pi])  (+ c_kl mean(KL(pi || mu)))
+
+   with A normalised per minibatch, (A - mean) / max(std, 1e-7), Adam, the global gradient norm clipped when
+   `max_grad_norm` > 0, and the learning rate constant, decayed linearly to 0 per SGD step, or adapted to the KL;
+3. only then folds the batch's observations into the running input statistics (`normalize_input`), so the ratio
+   starts at exactly 1: the old log-probs were made with the statistics the first minibatch sees.
+
+Sample Factory's names are the flags (`flags.define_appo`); `run_values` translates them into the core's.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from typing import Any, Optional
+
+import numpy as np
+import torch
+from torch import nn
+
+from deep_rl_zoo import main_loop, multistep, policy_gradient, trackers, vtrace
+from deep_rl_zoo.appo import sample_factory_config
+from deep_rl_zoo.greedy_actors import as_tensor
+from deep_rl_zoo.gym_env import VectorEnvironment
+from deep_rl_zoo.networks.policy import CategoricalActorCriticOutput
+from deep_rl_zoo.normalizer import ObservationNormalizer, ReturnNormalizer
+from deep_rl_zoo.rollouts import bootstrapped_rollout_spec
+from deep_rl_zoo.trackers import EpisodeTracker
+
+RATIO_BOUNDS = (0.05, 20.0)  # Sample Factory clamps the importance ratio to this range before the PPO clip
+POLICY_REDRAW_EPISODES = 10  # Sample Factory: an environment redraws its policy every 10 episodes
+KL_ADAPTIVE_FACTOR = 1.5
+
+
+# --- the loss pieces (pure functions) ---------------------------------------------------------------------------
+
+
+def ppo_policy_loss(ratio: torch.Tensor, advantage: torch.Tensor, clip_ratio: float) -> torch.Tensor:
+    """Sample Factory's clipped surrogate: the ratio clamped to [0.05, 20], then its "unbiased" clip to
+    [1/(1+eps), 1+eps]; loss = -mean(min(r A, clip(r) A))."""
+    ratio = ratio.clamp(*RATIO_BOUNDS)
+    high = 1.0 + clip_ratio
+    clipped = ratio.clamp(1.0 / high, high)
+    advantage = advantage.detach()
+    return -torch.minimum(ratio * advantage, clipped * advantage).mean()
+
+
+def ppo_value_loss(values: torch.Tensor, old_values: torch.Tensor, targets: torch.Tensor, clip_value: float) -> torch.Tensor:
+    """Sample Factory's value loss, without a 0.5 factor: mean(max((V - R)^2, (V_clip - R)^2)) with
+    V_clip = V_old + clamp(V - V_old, -clip_value, clip_value), an absolute bound in value-head units."""
+    old_values, targets = old_values.detach(), targets.detach()
+    clipped = old_values + (values - old_values).clamp(-clip_value, clip_value)
+    return torch.maximum((values - targets) ** 2, (clipped - targets) ** 2).mean()
+
+
+def normalize_advantages(advantages: torch.Tensor) -> torch.Tensor:
+    """Sample Factory's per-minibatch normalisation: (A - mean) / max(std, 1e-7), std Bessel-corrected."""
+    std, mean = torch.std_mean(advantages)
+    return (advantages - mean) / std.clamp_min(1e-7)
+
+
+def kl_adaptive_learning_rate(learning_rate: float, kl: float, threshold: float, minimum: float, maximum: float) -> float:
+    """Sample Factory's kl_adaptive rule: lr / 1.5 (not below `minimum`) when kl > 2 x threshold, lr x 1.5 (not
+    above `maximum`) when kl < threshold / 2, else unchanged."""
+    if kl > 2.0 * threshold:
+        return max(learning_rate / KL_ADAPTIVE_FACTOR, minimum)
+    if kl < 0.5 * threshold:
+        return min(learning_rate * KL_ADAPTIVE_FACTOR, maximum)
+    return learning_rate
+
+
+def linear_decay(learning_rate: float, sgd_step: int, total_sgd_steps: int) -> float:
+    """linear_decay: the learning rate of SGD step `sgd_step` (0-based), from `learning_rate` to 0 at the planned
+    last step, and 0 after it."""
+    return learning_rate * max(1.0 - sgd_step / max(total_sgd_steps, 1), 0.0)
+
+
+def categorical_kl(logits: torch.Tensor, old_logits: torch.Tensor) -> torch.Tensor:
+    """KL(pi || pi_old) per sample, summed over actions (Sample Factory's kl_loss)."""
+    log_pi, log_old = torch.log_softmax(logits, dim=-1), torch.log_softmax(old_logits.detach(), dim=-1)
+    return (log_pi.exp() * (log_pi - log_old)).sum(dim=-1)
+
+
+# --- the network ---------------------------------------------------------------------------------------------------
+
+_ACTIVATIONS = {'elu': nn.ELU, 'relu': nn.ReLU, 'tanh': nn.Tanh}
+
+
+def _mlp(input_size: int, layers: list[int], activation: type[nn.Module]) -> tuple[nn.Module, int]:
+    modules: list[nn.Module] = []
+    for size in layers:
+        modules += [nn.Linear(input_size, size), activation()]
+        input_size = size
+    return nn.Sequential(*modules), input_size
+
+
+def _encoder(observation_shape: tuple[int, ...], mlp_layers: list[int], conv_mlp_layers: list[int], activation: type[nn.Module]) -> tuple[nn.Module, int]:
+    """Sample Factory's encoders: convnet_atari (32x8x8/4, 64x4x4/2, 64x3x3/1) then `conv_mlp_layers` for frame
+    stacks; `mlp_layers` for vectors."""
+    if len(observation_shape) == 3:
+        channels = observation_shape[0]
+        convs = nn.Sequential(
+            nn.Conv2d(channels, 32, 8, stride=4), activation(),
+            nn.Conv2d(32, 64, 4, stride=2), activation(),
+            nn.Conv2d(64, 64, 3, stride=1), activation(),
+            nn.Flatten(),
+        )  # fmt: skip
+        with torch.no_grad():
+            conv_size = convs(torch.zeros(1, *observation_shape)).shape[1]
+        head, size = _mlp(conv_size, conv_mlp_layers, activation)
+        return nn.Sequential(convs, head), size
+    return _mlp(int(np.prod(observation_shape)), mlp_layers, activation)
+
+
+class AppoNetwork(nn.Module):
+    """One policy of APPO: observations scaled ((x - obs_subtract_mean) / obs_scale) and, with `normalize_input`,
+    normalised per element by running statistics (Sample Factory: clip 5, epsilon 1e-5); an encoder shared by the
+    policy and value heads (or one each); the value head predicts returns normalised by `return_normalizer` when
+    there is one. The statistics are non-trainable parameters, so they reach the actors with the weights and are
+    saved in checkpoints. Every layer is initialised as `initialization` says (Sample Factory: heads included)."""
+
+    def __init__(
+        self,
+        observation_shape: tuple[int, ...],
+        num_actions: int,
+        mlp_layers: list[int],
+        conv_mlp_layers: list[int],
+        nonlinearity: str = 'elu',
+        share_weights: bool = True,
+        normalize_input: bool = False,
+        normalize_returns: bool = False,
+        obs_subtract_mean: float = 0.0,
+        obs_scale: float = 1.0,
+        initialization: str = 'orthogonal',
+        init_gain: float = 1.0,
+    ):
+        super().__init__()
+        activation = _ACTIVATIONS[nonlinearity]
+        self.observation_shape = tuple(observation_shape)
+        self.obs_subtract_mean, self.obs_scale = obs_subtract_mean, obs_scale
+        size = int(np.prod(observation_shape))
+        self.observation_normalizer = ObservationNormalizer(size, clip=5.0, epsilon=1e-5) if normalize_input else None
+        self.return_normalizer = ReturnNormalizer() if normalize_returns else None
+        self.encoder, features = _encoder(observation_shape, mlp_layers, conv_mlp_layers, activation)
+        self.value_encoder = None if share_weights else _encoder(observation_shape, mlp_layers, conv_mlp_layers, activation)[0]
+        self.policy_head = nn.Linear(features, num_actions)
+        self.value_head = nn.Linear(features, 1)
+        for layer in self.modules():
+            if isinstance(layer, (nn.Linear, nn.Conv2d)) and initialization != 'torch_default':
+                if initialization == 'orthogonal':
+                    nn.init.orthogonal_(layer.weight, init_gain)
+                else:
+                    nn.init.xavier_uniform_(layer.weight, init_gain)
+                nn.init.zeros_(layer.bias)
+
+    def scale(self, observation: torch.Tensor) -> torch.Tensor:
+        """The scaled observations, what the input statistics are kept of."""
+        observation = observation.float()
+        if self.obs_subtract_mean:
+            observation = observation - self.obs_subtract_mean
+        return observation / self.obs_scale if self.obs_scale != 1.0 else observation
+
+    def forward(self, observation: torch.Tensor) -> CategoricalActorCriticOutput:
+        x = self.scale(observation)
+        if self.observation_normalizer is not None:
+            x = self.observation_normalizer(x.flatten(1)).view_as(x)
+        features = self.encoder(x)
+        value_features = features if self.value_encoder is None else self.value_encoder(x)
+        return CategoricalActorCriticOutput(self.policy_head(features), self.value_head(value_features).squeeze(-1))
+
+    def trainable_parameters(self) -> list[nn.Parameter]:
+        return [parameter for parameter in self.parameters() if parameter.requires_grad]
+
+
+class PolicySet(nn.Module):
+    """The `num_policies` networks as one module, so one parameter broadcast carries them all. Called with
+    observations only it is policy `eval_policy` (what greedy evaluation plays); with a policy index per
+    observation, each policy acts on its own observations (one forward pass per policy)."""
+
+    def __init__(self, policies: list[AppoNetwork]):
+        super().__init__()
+        self.policies = nn.ModuleList(policies)
+        self.eval_policy = 0
+
+    def __len__(self) -> int:
+        return len(self.policies)
+
+    def forward(self, observation: torch.Tensor, policy: Optional[torch.Tensor] = None) -> CategoricalActorCriticOutput:
+        if policy is None:
+            return self.policies[self.eval_policy](observation)
+        if len(self.policies) == 1:
+            return self.policies[0](observation)
+        logits = value = None
+        for k, network in enumerate(self.policies):
+            mask = policy == k
+            if not mask.any():
+                continue
+            output = network(observation[mask])
+            if logits is None:
+                logits = output.logits.new_empty((observation.shape[0], output.logits.shape[1]))
+                value = output.value.new_empty(observation.shape[0])
+            logits[mask], value[mask] = output.logits, output.value
+        return CategoricalActorCriticOutput(logits, value)
+
+    def denormalize(self, values: torch.Tensor, policy: torch.Tensor) -> torch.Tensor:
+        """Value-head outputs in reward units, each with the return statistics of the policy that made it."""
+        result = values.clone()
+        for k, network in enumerate(self.policies):
+            if network.return_normalizer is not None:
+                mask = policy == k
+                result[mask] = network.return_normalizer.denormalize(values[mask])
+        return result
+
+
+def _int_list(name: str, value: Any) -> list[int]:
+    try:
+        layers = [int(item) for item in value]
+    except (TypeError, ValueError):
+        raise ValueError(f'--{name} must be a list of positive integers, got {value!r}') from None
+    if not layers or min(layers) < 1:
+        raise ValueError(f'--{name} must be a list of positive integers, got {value!r}')
+    return layers
+
+
+def make_network(env: VectorEnvironment, values: dict[str, Any]) -> PolicySet:
+    """`num_policies` APPO networks for `env` from the run's (Sample Factory) flag values."""
+    if env.single_action_space.shape:
+        raise ValueError('APPO here takes discrete actions only; for continuous control use deep_rl_zoo.ppo.run_continuous')
+    policies = [
+        AppoNetwork(
+            env.single_observation_space.shape,
+            int(env.single_action_space.n),
+            _int_list('encoder_mlp_layers', values['encoder_mlp_layers']),
+            _int_list('encoder_conv_mlp_layers', values['encoder_conv_mlp_layers']),
+            nonlinearity=values['nonlinearity'],
+            share_weights=values['actor_critic_share_weights'],
+            normalize_input=values['normalize_input'],
+            normalize_returns=values['normalize_returns'],
+            obs_subtract_mean=values['obs_subtract_mean'],
+            obs_scale=values['obs_scale'],
+            initialization=values['policy_initialization'],
+            init_gain=values['policy_init_gain'],
+        )
+        for _ in range(values['num_policies'])
+    ]
+    return PolicySet(policies)
+
+
+# --- acting ----------------------------------------------------------------------------------------------------------
+
+
+def rollout_spec(env: VectorEnvironment, num_envs: int, unroll_length: int) -> dict[str, tuple[tuple[int, ...], torch.dtype]]:
+    """`rollouts.bootstrapped_rollout_spec` plus the behaviour logits (kl_loss), the time-limit truncations
+    (value_bootstrap) and which policy acted ([T + 1, N]: the last row is the policy of the bootstrap value)."""
+    spec = bootstrapped_rollout_spec(env, num_envs, unroll_length)
+    return {
+        **spec,
+        'logits': ((unroll_length, num_envs, int(env.single_action_space.n)), torch.float32),
+        'time_out': ((unroll_length, num_envs), torch.bool),
+        'policy': ((unroll_length + 1, num_envs), torch.int64),
+    }
+
+
+class AppoActor:
+    """Samples each environment's policy for `rollout` steps and fills one rollout per `collect`. Rewards are
+    stored as the environment gives them (scaled and clipped by the learner); discounts are gamma * (1 - terminal)."""
+
+    def __init__(
+        self,
+        network: PolicySet,
+        env: VectorEnvironment,
+        unroll_length: int,
+        discount: float,
+        terminal_on_life_loss: bool,
+        seed: int,
+        device: torch.device = torch.device('cpu'),
+    ):
+        self.network = network.to(device)
+        self.env = env
+        self.unroll_length = unroll_length
+        self.discount = discount
+        self.terminal_on_life_loss = terminal_on_life_loss
+        self.device = device
+        self._episodes = EpisodeTracker(env.num_envs)
+        self._random = np.random.default_rng(seed)
+        self.policy = self._random.integers(len(network), size=env.num_envs)
+        self._episodes_played = np.zeros(env.num_envs, dtype=np.int64)
+        self._observation = env.reset()
+        torch.manual_seed(seed)
+
+    def _after_episodes(self, ended: np.ndarray) -> None:
+        """Every 10th episode of an environment ends with a new random policy for it (Sample Factory)."""
+        self._episodes_played += ended
+        redraw = ended & (self._episodes_played % POLICY_REDRAW_EPISODES == 0)
+        if redraw.any() and len(self.network) > 1:
+            self.policy[redraw] = self._random.integers(len(self.network), size=int(redraw.sum()))
+
+    @torch.no_grad()
+    def collect(self, buffer: dict[str, torch.Tensor]) -> list[tuple[float, int]]:
+        finished: list[tuple[float, int]] = []
+        for t in range(self.unroll_length):
+            observation = as_tensor(self._observation, self.device)
+            policy = torch.from_numpy(self.policy.copy())
+            output = self.network(observation, policy.to(self.device))
+            distribution = torch.distributions.Categorical(logits=output.logits, validate_args=False)
+            action = distribution.sample()
+            step = self.env.step(action.cpu().numpy())
+            terminal = step.terminated | step.truncated | (step.life_loss & self.terminal_on_life_loss)
+            buffer['observation'][t] = observation.cpu()
+            buffer['action'][t] = action.cpu()
+            buffer['log_prob'][t] = distribution.log_prob(action).cpu()
+            buffer['logits'][t] = output.logits.cpu()
+            buffer['value'][t] = output.value.cpu()
+            buffer['policy'][t] = policy
+            buffer['reward'][t] = torch.from_numpy(step.reward.astype(np.float32))
+            buffer['discount'][t] = torch.from_numpy(self.discount * (1.0 - terminal.astype(np.float32)))
+            buffer['time_out'][t] = torch.from_numpy(step.truncated & ~step.terminated)
+            ended = step.terminated | step.truncated
+            finished += self._episodes.step(step.raw_reward, ended)
+            self._after_episodes(ended)
+            self._observation = step.observation
+        last_observation = as_tensor(self._observation, self.device)
+        policy = torch.from_numpy(self.policy.copy())
+        buffer['value'][self.unroll_length] = self.network(last_observation, policy.to(self.device)).value.cpu()
+        buffer['policy'][self.unroll_length] = policy
+        buffer['last_observation'].copy_(last_observation)
+        return finished
+
+
+# --- learning --------------------------------------------------------------------------------------------------------
+
+
+def _trajectory_major(tensor: torch.Tensor) -> torch.Tensor:
+    """[T, N, ...] -> [N * T, ...] with each environment's trajectory contiguous (Sample Factory's sample order)."""
+    return tensor.transpose(0, 1).flatten(0, 1)
+
+
+class PolicyTrainer:
+    """The learner of one policy: its optimizer, learning-rate schedule, SGD epochs and statistics."""
+
+    def __init__(
+        self,
+        network: AppoNetwork,
+        *,
+        learning_rate: float,
+        lr_schedule: str = 'constant',
+        total_sgd_steps: int = 1,
+        lr_schedule_kl_threshold: float = 0.008,
+        lr_adaptive_min: float = 1e-6,
+        lr_adaptive_max: float = 1e-2,
+        adam_eps: float = 1e-6,
+        adam_betas: tuple[float, float] = (0.9, 0.999),
+        num_epochs: int = 1,
+        num_batches_per_epoch: int = 1,
+        shuffle_minibatches: bool = False,
+        recurrence: int = 1,
+        ppo_clip_ratio: float = 0.1,
+        ppo_clip_value: float = 1.0,
+        value_loss_coeff: float = 0.5,
+        exploration_loss_coeff: float = 0.0,
+        kl_loss_coeff: float = 0.0,
+        max_grad_norm: float = 0.0,
+    ):
+        self.network = network
+        self.optimizer = torch.optim.Adam(network.trainable_parameters(), lr=learning_rate, betas=adam_betas, eps=adam_eps)
+        self.initial_learning_rate = learning_rate
+        self.learning_rate = learning_rate
+        self.lr_schedule = lr_schedule
+        self.total_sgd_steps = total_sgd_steps
+        self.kl_threshold, self.lr_min, self.lr_max = lr_schedule_kl_threshold, lr_adaptive_min, lr_adaptive_max
+        self.num_epochs = num_epochs
+        self.num_batches_per_epoch = num_batches_per_epoch
+        self.shuffle_minibatches = shuffle_minibatches
+        self.recurrence = recurrence
+        self.clip_ratio, self.clip_value = ppo_clip_ratio, ppo_clip_value
+        self.value_loss_coeff, self.exploration_loss_coeff, self.kl_loss_coeff = value_loss_coeff, exploration_loss_coeff, kl_loss_coeff
+        self.max_grad_norm = max_grad_norm
+        self.sgd_steps = 0
+        self.statistics = trackers.LearnerStatistics()
+
+    def minibatches(self, num_samples: int) -> list[torch.Tensor]:
+        """One epoch's minibatches of sample indices: `num_batches_per_epoch` contiguous slices (trajectory-major),
+        or with `shuffle_minibatches` a new random order of chunks of `recurrence` samples."""
+        if self.shuffle_minibatches:
+            chunk = self.recurrence if num_samples % self.recurrence == 0 else 1
+            order = torch.randperm(num_samples // chunk)
+            indices = (order[:, None] * chunk + torch.arange(chunk)).flatten()
+        else:
+            indices = torch.arange(num_samples)
+        return [part for part in indices.tensor_split(self.num_batches_per_epoch) if len(part) > 0]
+
+    def train(self, samples: dict[str, torch.Tensor]) -> None:
+        """Steps 2-3 of the module docstring on this policy's samples (flat, trajectory-major)."""
+        num_samples = samples['action'].shape[0]
+        if num_samples == 0:
+            return
+        returns = samples['return']
+        normalizer = self.network.return_normalizer
+        if normalizer is not None:  # Sample Factory: statistics updated with the batch, then the targets normalised
+            normalizer.update(returns)
+            targets = normalizer.normalize(returns)
+        else:
+            targets = returns
+        samples = {**samples, 'target': targets}
+        device = samples['action'].device
+        for _ in range(self.num_epochs):
+            kls = []
+            for indices in self.minibatches(num_samples):
+                indices = indices.to(device)
+                kls.append(self.sgd_step({name: value[indices] for name, value in samples.items()}))
+            if self.lr_schedule == 'kl_adaptive_epoch':
+                self.learning_rate = kl_adaptive_learning_rate(self.learning_rate, float(np.mean(kls)), self.kl_threshold, self.lr_min, self.lr_max)
+        if self.network.observation_normalizer is not None:  # after the epochs: the mend (see the module docstring)
+            fold_observations(self.network, samples['observation'])
+        self.statistics.record(
+            explained_variance=_explained_variance(samples['value'], targets),
+            return_mean=returns.mean(),
+            advantage_mean=samples['advantage'].mean(),
+            samples=float(num_samples),
+        )
+
+    def minibatch_loss(self, minibatch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """The loss of the module docstring on one minibatch, and its parts (detached)."""
+        output = self.network(minibatch['observation'])
+        distribution = torch.distributions.Categorical(logits=output.logits, validate_args=False)
+        log_prob = distribution.log_prob(minibatch['action'])
+        ratio = torch.exp(log_prob - minibatch['log_prob'])
+        advantage = normalize_advantages(minibatch['advantage']) if minibatch['advantage'].numel() > 1 else minibatch['advantage'] * 0
+        policy_loss = ppo_policy_loss(ratio, advantage, self.clip_ratio)
+        value_loss = ppo_value_loss(output.value, minibatch['value'], minibatch['target'], self.clip_value)
+        entropy = distribution.entropy().mean()
+        loss = policy_loss + self.value_loss_coeff * value_loss - self.exploration_loss_coeff * entropy
+        if self.kl_loss_coeff > 0:
+            loss = loss + self.kl_loss_coeff * categorical_kl(output.logits, minibatch['logits']).mean()
+        high = 1.0 + self.clip_ratio
+        parts = {
+            'policy_loss': policy_loss.detach(),
+            'value_loss': value_loss.detach(),
+            'entropy': entropy.detach(),
+            'ratio': ratio.detach(),
+            'approx_kl': policy_gradient.approx_kl(log_prob.detach(), minibatch['log_prob']),
+            'clip_fraction': ((ratio.detach() < 1.0 / high) | (ratio.detach() > high)).float().mean(),
+        }
+        return loss, parts
+
+    def sgd_step(self, minibatch: dict[str, torch.Tensor]) -> float:
+        """One Adam step on `minibatch` at the scheduled learning rate; returns the KL estimate before the step."""
+        if self.lr_schedule == 'linear_decay':
+            self.learning_rate = linear_decay(self.initial_learning_rate, self.sgd_steps, self.total_sgd_steps)
+        for group in self.optimizer.param_groups:
+            group['lr'] = self.learning_rate
+        loss, parts = self.minibatch_loss(minibatch)
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        parameters = self.network.trainable_parameters()
+        grad_norm = nn.utils.clip_grad_norm_(parameters, self.max_grad_norm if self.max_grad_norm > 0 else float('inf'))
+        self.optimizer.step()
+        self.sgd_steps += 1
+        kl = float(parts['approx_kl'])
+        self.statistics.record(
+            policy_loss=parts['policy_loss'], value_loss=parts['value_loss'], entropy=parts['entropy'], approx_kl=kl,
+            clip_fraction=parts['clip_fraction'], ratio_mean=parts['ratio'].mean(), grad_norm=grad_norm, learning_rate=self.learning_rate,
+        )  # fmt: skip
+        if self.lr_schedule == 'kl_adaptive_minibatch':
+            self.learning_rate = kl_adaptive_learning_rate(self.learning_rate, kl, self.kl_threshold, self.lr_min, self.lr_max)
+        return kl
+
+    def state_dict(self) -> dict[str, Any]:
+        return {'optimizer': self.optimizer.state_dict(), 'learning_rate': self.learning_rate, 'sgd_steps': self.sgd_steps}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.optimizer.load_state_dict(state['optimizer'])
+        self.learning_rate = float(state['learning_rate'])
+        self.sgd_steps = int(state['sgd_steps'])
+
+
+@torch.no_grad()
+def fold_observations(network: AppoNetwork, observations: torch.Tensor, chunk: int = 1024) -> None:
+    """Folds scaled observations into `network`'s input statistics, `chunk` at a time (combining moments chunk by
+    chunk is exact, and an Atari batch in float64 at once would take gigabytes)."""
+    for part in observations.split(chunk):
+        network.observation_normalizer.update(network.scale(part).flatten(1))
+
+
+def _explained_variance(prediction: torch.Tensor, target: torch.Tensor) -> float:
+    variance = target.var() if target.numel() > 1 else torch.tensor(0.0)
+    return float('nan') if variance == 0 else float(1 - (target - prediction).var() / variance)
+
+
+class AppoLearner:
+    """What the actors + learner loop sees: `network` (all policies) and `update(buffers)`. Step 1 of the module
+    docstring runs once over the whole batch; each policy's `PolicyTrainer` then trains on its own samples."""
+
+    agent_name = 'APPO'
+
+    def __init__(
+        self,
+        network: PolicySet,
+        trainers: list[PolicyTrainer],
+        *,
+        gamma: float,
+        gae_lambda: float = 0.95,
+        reward_scale: float = 1.0,
+        reward_clip: float = 1000.0,
+        value_bootstrap: bool = False,
+        with_vtrace: bool = False,
+        vtrace_rho: float = 1.0,
+        vtrace_c: float = 1.0,
+        device: torch.device = torch.device('cpu'),
+    ):
+        self.network = network.to(device)
+        self.trainers = trainers
+        self.gamma, self.gae_lambda = gamma, gae_lambda
+        self.reward_scale, self.reward_clip, self.value_bootstrap = reward_scale, reward_clip, value_bootstrap
+        self.with_vtrace, self.vtrace_rho, self.vtrace_c = with_vtrace, vtrace_rho, vtrace_c
+        self.device = device
+        self.learner_steps = 0  # updates (one per batch of rollouts)
+
+    def targets(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+        """Advantages and returns [T, N] in reward units (step 1 of the module docstring)."""
+        reward = (batch['reward'] * self.reward_scale).clamp(-self.reward_clip, self.reward_clip)
+        policy = batch['policy']
+        num_steps, num_envs = reward.shape
+        if self.with_vtrace:  # Sample Factory: the current network's log-probs and values against mu's
+            with torch.no_grad():
+                observations = torch.cat([batch['observation'].flatten(0, 1), batch['last_observation']])
+                output = self.network(observations, policy.flatten())
+                values = self.network.denormalize(output.value, policy.flatten()).view(num_steps + 1, num_envs)
+                logits = output.logits[: num_steps * num_envs]
+                log_prob = torch.distributions.Categorical(logits=logits, validate_args=False).log_prob(batch['action'].flatten())
+            log_rhos = log_prob.view(num_steps, num_envs) - batch['log_prob']
+        else:
+            values = self.network.denormalize(batch['value'], policy)
+        if self.value_bootstrap:  # Sample Factory: the time limit is no end of the world
+            reward = reward + self.gamma * values[:-1] * batch['time_out'].float()
+        if self.with_vtrace:
+            result = vtrace.vtrace(
+                log_rhos, batch['discount'], reward, values[:-1], values[-1],
+                clip_rho_threshold=self.vtrace_rho or None, clip_pg_rho_threshold=self.vtrace_rho or None, clip_c_threshold=self.vtrace_c or None,
+            )  # fmt: skip
+            return result.pg_advantages, result.vs
+        advantages = multistep.truncated_generalized_advantage_estimation(reward, batch['discount'], self.gae_lambda, values)
+        return advantages, advantages + values[:-1]
+
+    def update(self, buffers: list[dict[str, torch.Tensor]]) -> None:
+        """Trains every policy on its samples of `buffers` (rollouts [T, N_actor, ...] in arrival order)."""
+        batch = {name: torch.cat([buffer[name] for buffer in buffers], dim=0 if name == 'last_observation' else 1).to(self.device) for name in buffers[0]}
+        advantages, returns = self.targets(batch)
+        samples = {
+            'observation': _trajectory_major(batch['observation']),
+            'action': _trajectory_major(batch['action']),
+            'log_prob': _trajectory_major(batch['log_prob']),
+            'logits': _trajectory_major(batch['logits']),
+            'value': _trajectory_major(batch['value'][:-1]),  # as the actor stored it: value-head units
+            'advantage': _trajectory_major(advantages),
+            'return': _trajectory_major(returns),
+        }
+        policy = _trajectory_major(batch['policy'][:-1])
+        for k, trainer in enumerate(self.trainers):
+            if len(self.trainers) == 1:
+                trainer.train(samples)
+            else:
+                mask = policy == k
+                trainer.train({name: value[mask] for name, value in samples.items()})
+        self.learner_steps += 1
+
+    def learner_statistics(self) -> dict[str, float]:
+        """Each policy's statistics; with several policies under policy_<k>/ (one TensorBoard stream each)."""
+        if len(self.trainers) == 1:
+            return self.trainers[0].statistics.means()
+        statistics = {}
+        for k, trainer in enumerate(self.trainers):
+            statistics.update({f'policy_{k}/{name}': value for name, value in trainer.statistics.means().items()})
+        return statistics
+
+    def agent_statistics(self) -> dict[str, float]:
+        return {}
+
+    def state_dict(self) -> dict[str, Any]:
+        """The network (every policy, with its input and return statistics), and each policy's optimizer,
+        learning rate and SGD step count, in one checkpoint."""
+        return {'network': self.network.state_dict(), 'policies': [trainer.state_dict() for trainer in self.trainers], 'learner_steps': self.learner_steps}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        if len(state['policies']) != len(self.trainers):
+            raise ValueError(f'the checkpoint holds {len(state["policies"])} policies, this run has --num_policies={len(self.trainers)}')
+        self.network.load_state_dict(state['network'])
+        for trainer, trainer_state in zip(self.trainers, state['policies']):
+            trainer.load_state_dict(trainer_state)
+        self.learner_steps = int(state['learner_steps'])
+
+
+def build_learner(network: PolicySet, values: dict[str, Any], total_updates: int, device: torch.device) -> AppoLearner:
+    """An APPO learner from the run's values (`run_values`); `total_updates` plans linear_decay's SGD steps."""
+    network = network.to(device)
+    trainers = [
+        PolicyTrainer(
+            policy,
+            learning_rate=values['learning_rate'],
+            lr_schedule=values['lr_schedule'],
+            total_sgd_steps=total_updates * values['num_epochs'] * values['num_batches_per_epoch'],
+            lr_schedule_kl_threshold=values['lr_schedule_kl_threshold'],
+            lr_adaptive_min=values['lr_adaptive_min'],
+            lr_adaptive_max=values['lr_adaptive_max'],
+            adam_eps=values['adam_eps'],
+            adam_betas=(values['adam_beta1'], values['adam_beta2']),
+            num_epochs=values['num_epochs'],
+            num_batches_per_epoch=values['num_batches_per_epoch'],
+            shuffle_minibatches=values['shuffle_minibatches'],
+            recurrence=max(values['recurrence'], 1),
+            ppo_clip_ratio=values['ppo_clip_ratio'],
+            ppo_clip_value=values['ppo_clip_value'],
+            value_loss_coeff=values['value_loss_coeff'],
+            exploration_loss_coeff=values['exploration_loss_coeff'],
+            kl_loss_coeff=values['kl_loss_coeff'],
+            max_grad_norm=values['max_grad_norm'],
+        )
+        for policy in network.policies
+    ]
+    return AppoLearner(
+        network,
+        trainers,
+        gamma=values['gamma'],
+        gae_lambda=values['gae_lambda'],
+        reward_scale=values['reward_scale'],
+        reward_clip=values['reward_clip'],
+        value_bootstrap=values['value_bootstrap'],
+        with_vtrace=values['with_vtrace'],
+        vtrace_rho=values['vtrace_rho'],
+        vtrace_c=values['vtrace_c'],
+        device=device,
+    )
+
+
+def build_actor(network: PolicySet, env: VectorEnvironment, values: dict[str, Any], seed: int, device: torch.device) -> AppoActor:
+    return AppoActor(network, env, values['rollout'], values['gamma'], values.get('terminal_on_life_loss', False), seed, device)
+
+
+# --- Sample Factory's flags -> the core's values ----------------------------------------------------------------------
+
+
+def apply_config(path: str, flag_values: Any, out: Any = sys.stdout, err: Any = sys.stderr) -> None:
+    """Sets the flags a Sample Factory config holds, except those given explicitly on the command line (they win).
+    Prints load_config's notes (the warning about unknown keys on stderr); raises ValueError in one line."""
+    from absl import flags as absl_flags
+
+    config, notes = sample_factory_config.load_config(path)
+    elsewhere = []
+    for name, value in config.items():
+        if name not in flag_values:
+            elsewhere.append(name)  # env_frameskip / env_framestack in a classic-control run
+            continue
+        if flag_values[name].present:
+            continue
+        try:
+            setattr(flag_values, name, value)
+        except absl_flags.Error as error:
+            raise ValueError(f'{path}: {name}={value!r}: {error}') from None
+    if elsewhere:
+        notes.append(f'{path}: ignored {", ".join(elsewhere)} (Atari settings; this is not an Atari run)')
+    for note in notes:
+        print(note, file=err if note.startswith('warning:') else out, flush=True)
+
+
+def run_values(kind: str, values: dict[str, Any], explicit: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """The core's values (`main_loop.train_actors_and_learner`) from APPO's Sample Factory flag values; `explicit`
+    names the flags given on the command line. Raises ValueError naming the flags when they do not fit together."""
+    values = {**values, 'environment_kind': kind}
+    if values['use_rnn']:
+        raise ValueError('--use_rnn=true: the recurrent core (GRU/LSTM) is not offered by APPO here yet; use --use_rnn=false')
+    if kind == 'atari':
+        values['environment_name'] = sample_factory_config.atari_environment_name(values['environment_name'])
+        values['environment_frame_skip'] = values['env_frameskip']
+        values['environment_frame_stack'] = values['env_framestack']
+    num_policies, rollout, envs, workers = values['num_policies'], values['rollout'], values['num_envs_per_worker'], values['num_workers']
+    recurrence = values['recurrence'] if values['recurrence'] > 0 else 1
+    if rollout % recurrence:
+        raise ValueError(f'--rollout={rollout} must be a multiple of --recurrence={recurrence}')
+    batch_samples = values['batch_size'] * values['num_batches_per_epoch'] * num_policies
+    rollout_samples = rollout * envs
+    policies = f' x --num_policies={num_policies}' if num_policies > 1 else ''
+    if batch_samples % rollout_samples:
+        raise ValueError(
+            f'--batch_size={values["batch_size"]} x --num_batches_per_epoch={values["num_batches_per_epoch"]}{policies} = {batch_samples} samples must be '
+            f'a multiple of --rollout={rollout} x --num_envs_per_worker={envs} = {rollout_samples}: a training batch is made of whole rollouts'
+        )
+    batch_rollouts = batch_samples // rollout_samples
+    if not values['async_rl'] and batch_rollouts != workers:
+        raise ValueError(
+            f'--async_rl=false: every update takes one rollout of each worker, so --batch_size x --num_batches_per_epoch{policies} '
+            f'(= {batch_samples}) must equal --num_workers x --num_envs_per_worker x --rollout (= {workers * rollout_samples})'
+        )
+    sgd_steps_per_update = values['num_epochs'] * values['num_batches_per_epoch']
+    values.update(
+        num_actors=workers,
+        num_envs_per_actor=envs,
+        unroll_length=rollout,
+        discount=values['gamma'],
+        batch_rollouts=batch_rollouts,
+        # Enough buffers that the actors can collect num_batches_to_accumulate batches ahead of the learner.
+        num_buffers_per_actor=max(2, math.ceil(values['num_batches_to_accumulate'] * batch_rollouts / workers)),
+        # Sample Factory drops samples lagging >= max_policy_lag SGD steps; the core drops rollouts lagging more than
+        # its bound in updates, each num_epochs x num_batches_per_epoch SGD steps.
+        sample_factory_max_policy_lag=values['max_policy_lag'],
+        max_policy_lag=max(math.ceil(values['max_policy_lag'] / sgd_steps_per_update) - 1, 0),
+    )
+    if values['train_for_env_steps'] > 0 and 'num_iterations' not in explicit:
+        frames_per_step = values['env_frameskip'] if kind == 'atari' and values['summaries_use_frameskip'] else 1
+        # Sample Factory's budget is per policy; the policies share the environments, so the run takes about N times it.
+        agent_steps = math.ceil(values['train_for_env_steps'] * num_policies / frames_per_step)
+        values['num_iterations'] = math.ceil(agent_steps / values['num_train_steps'])
+    return values
+
+
+def train(kind: str) -> None:
+    """Entry point of APPO's run scripts: --config_json applied, Sample Factory's flags translated, then actors,
+    learner and iterations on the core (asynchronous unless --async_rl=false)."""
+    from deep_rl_zoo import flags
+
+    if flags.FLAGS.config_json:
+        apply_config(flags.FLAGS.config_json, flags.FLAGS)
+    explicit = frozenset(name for name in flags.flag_values() if flags.FLAGS[name].present)
+    values = run_values(kind, flags.flag_values(), explicit)
+    main_loop.train_actors_and_learner(kind, make_network, build_learner, build_actor, rollout_spec, asynchronous=values['async_rl'], values=values)

@@ -1,0 +1,33 @@
+"""Watch an APPO checkpoint play its most likely actions (Sample Factory's "enjoy"), print its scores and record an
+mp4; --policy_index picks one of several policies.
+
+    python -m deep_rl_zoo.appo.eval_agent --load_checkpoint_file=checkpoints/APPO_CartPole-v1_3.ckpt
+    python -m deep_rl_zoo.appo.eval_agent --environment_name=atari_pong --policy_index=1 --load_checkpoint_file=...
+"""
+
+import torch
+
+from deep_rl_zoo import flags, main_loop
+from deep_rl_zoo.appo import sample_factory_config
+from deep_rl_zoo.appo.agent import make_network
+from deep_rl_zoo.greedy_actors import PolicyGreedyActor
+
+flags.define_eval('')
+flags.define_appo_eval()
+
+
+def _greedy_actor(network, env, seed):
+    if flags.FLAGS.policy_index >= len(network):
+        raise ValueError(f'--policy_index={flags.FLAGS.policy_index}: the checkpoint holds {len(network)} policies (0 .. {len(network) - 1})')
+    network.eval_policy = flags.FLAGS.policy_index
+    return PolicyGreedyActor(network, torch.device('cpu'))
+
+
+def main() -> None:
+    if flags.FLAGS.environment_name:
+        flags.FLAGS.environment_name = sample_factory_config.atari_environment_name(flags.FLAGS.environment_name)
+    main_loop.evaluate_checkpoint('APPO', make_network, _greedy_actor)
+
+
+if __name__ == '__main__':
+    flags.run(main)

@@ -1,0 +1,347 @@
+"""Tests of APPO's loss pieces, learner and actor (deep_rl_zoo/appo/agent.py), with numbers worked out by hand or
+recomputed in numpy / plain torch."""
+
+import copy
+import math
+
+import numpy as np
+import pytest
+import torch
+from torch.testing import assert_close
+
+from deep_rl_zoo import checkpoint, gym_env
+from deep_rl_zoo.appo import agent
+
+GAMMA = 0.9
+
+
+# --- loss pieces -----------------------------------------------------------------------------------------------------
+
+
+def test_policy_loss_clamps_the_ratio_to_sample_factorys_bounds_then_clips_it_unbiasedly():
+    eps = 0.25  # clip range [1/1.25, 1.25] = [0.8, 1.25]
+    ratio = torch.tensor([0.01, 0.5, 0.9, 1.1, 1.5, 30.0, 0.5, 1.5])
+    advantage = torch.tensor([1.0, 1.0, 1.0, 1.0, 1.0, -1.0, -1.0, -1.0])
+    # min(r A, clip(r) A) per sample with r clamped to [0.05, 20] first:
+    # A > 0: 0.05 -> min(0.05, 0.8) = 0.05; 0.5 -> 0.5; 0.9 -> 0.9; 1.1 -> 1.1; 1.5 -> min(1.5, 1.25) = 1.25
+    # A < 0: 30 -> 20 -> min(-20, -1.25) = -20; 0.5 -> min(-0.5, -0.8) = -0.8; 1.5 -> min(-1.5, -1.25) = -1.5
+    expected = -(0.05 + 0.5 + 0.9 + 1.1 + 1.25 - 20.0 - 0.8 - 1.5) / 8
+    assert agent.ppo_policy_loss(ratio, advantage, eps).item() == pytest.approx(expected)
+    # The lower bound is 1/(1+eps), not 1-eps: a ratio of 0.78 with A < 0 is clipped at 0.8 (1 - eps would be 0.75).
+    assert agent.ppo_policy_loss(torch.tensor([0.78]), torch.tensor([-1.0]), eps).item() == pytest.approx(0.8)
+    # Outside [0.05, 20] the ratio is a constant: no gradient.
+    ratio = torch.tensor([0.01, 25.0, 1.0], requires_grad=True)
+    agent.ppo_policy_loss(ratio, torch.tensor([1.0, -1.0, 1.0]), eps).backward()
+    assert ratio.grad.tolist() == pytest.approx([0.0, 0.0, -1 / 3])
+
+
+def test_value_loss_clips_by_an_absolute_bound_and_has_no_half_factor():
+    values = torch.tensor([3.0, 3.0, 0.5, -2.0])
+    old = torch.tensor([1.0, 1.0, 1.0, 0.0])
+    targets = torch.tensor([5.0, 0.0, 1.0, -2.5])
+    clip = 0.5
+    # v_clip = old + clamp(v - old, -0.5, 0.5) = [1.5, 1.5, 0.5, -0.5]
+    # max((v - R)^2, (v_clip - R)^2) = [max(4, 12.25), max(9, 2.25), max(0.25, 0.25), max(0.25, 4)] = [12.25, 9, 0.25, 4]
+    assert agent.ppo_value_loss(values, old, targets, clip).item() == pytest.approx((12.25 + 9 + 0.25 + 4) / 4)
+    # No clipping effect when the new value stays within the bound: plain mean squared error, no 0.5.
+    assert agent.ppo_value_loss(torch.tensor([1.2]), torch.tensor([1.0]), torch.tensor([2.2]), 1.0).item() == pytest.approx(1.0)
+
+
+def test_advantages_are_normalised_per_minibatch_with_the_bessel_corrected_std():
+    advantages = torch.tensor([1.0, 2.0, 3.0, 6.0])
+    mean, std = 3.0, math.sqrt(((4 + 1 + 0 + 9) / 3))  # sample std (n - 1)
+    assert_close(agent.normalize_advantages(advantages), (advantages - mean) / std)
+    # Equal advantages: std 0 is replaced by 1e-7, so they become 0, not NaN.
+    assert torch.equal(agent.normalize_advantages(torch.full((3,), 2.0)), torch.zeros(3))
+
+
+def test_kl_adaptive_learning_rate_rule():
+    threshold, low, high = 0.008, 1e-6, 1e-2
+    rule = lambda lr, kl: agent.kl_adaptive_learning_rate(lr, kl, threshold, low, high)  # noqa: E731
+    assert rule(3e-4, 0.017) == pytest.approx(2e-4)  # > 2 x threshold: / 1.5
+    assert rule(3e-4, 0.016) == 3e-4  # exactly 2 x threshold: unchanged
+    assert rule(3e-4, 0.008) == 3e-4  # inside the band
+    assert rule(3e-4, 0.004) == 3e-4  # exactly threshold / 2: unchanged
+    assert rule(3e-4, 0.003) == pytest.approx(4.5e-4)  # < threshold / 2: x 1.5
+    assert rule(1.2e-6, 1.0) == 1e-6  # floored at lr_adaptive_min
+    assert rule(8e-3, 0.0) == 1e-2  # capped at lr_adaptive_max
+
+
+def test_linear_decay_per_sgd_step():
+    assert [agent.linear_decay(1e-3, step, 4) for step in range(6)] == pytest.approx([1e-3, 7.5e-4, 5e-4, 2.5e-4, 0.0, 0.0])
+
+
+# --- the learner ------------------------------------------------------------------------------------------------------
+
+
+def small_network(normalize_input=False, normalize_returns=False, seed=0, num_actions=2, size=3):
+    torch.manual_seed(seed)
+    return agent.AppoNetwork((size,), num_actions, [16], [16], nonlinearity='tanh', normalize_input=normalize_input, normalize_returns=normalize_returns)
+
+
+def make_learner(networks, **settings):
+    trainer_settings = dict(learning_rate=1e-3, num_epochs=1, num_batches_per_epoch=1)
+    learner_settings = {}
+    for name in ('gamma', 'gae_lambda', 'reward_scale', 'reward_clip', 'value_bootstrap', 'with_vtrace', 'vtrace_rho', 'vtrace_c'):
+        if name in settings:
+            learner_settings[name] = settings.pop(name)
+    trainer_settings.update(settings)
+    policy_set = agent.PolicySet(networks)
+    trainers = [agent.PolicyTrainer(network, **trainer_settings) for network in networks]
+    return agent.AppoLearner(policy_set, trainers, gamma=learner_settings.pop('gamma', GAMMA), **learner_settings)
+
+
+def acted_buffer(policy_set, steps=6, envs=2, size=3, seed=0, offset=0.0, policy=None):
+    """A rollout of random observations whose log-probs, logits and values come from `policy_set` itself."""
+    generator = torch.Generator().manual_seed(seed)
+    observation = offset + torch.randn(steps + 1, envs, size, generator=generator)
+    policy = torch.zeros(steps + 1, envs, dtype=torch.int64) if policy is None else policy
+    with torch.no_grad():
+        output = policy_set(observation.flatten(0, 1), policy.flatten())
+    logits = output.logits.reshape(steps + 1, envs, -1)
+    action = torch.multinomial(torch.softmax(logits[:-1].flatten(0, 1), 1), 1, generator=generator).reshape(steps, envs)
+    log_prob = torch.log_softmax(logits[:-1], 2).gather(2, action.unsqueeze(2)).squeeze(2)
+    discount = torch.full((steps, envs), GAMMA)
+    discount[2, 0] = 0.0
+    return {
+        'observation': observation[:-1].clone(),
+        'last_observation': observation[-1].clone(),
+        'action': action,
+        'log_prob': log_prob,
+        'logits': logits[:-1].clone(),
+        'value': output.value.reshape(steps + 1, envs).clone(),
+        'policy': policy,
+        'reward': torch.randn(steps, envs, generator=generator),
+        'discount': discount,
+        'time_out': torch.zeros(steps, envs, dtype=torch.bool),
+    }
+
+
+def gae(reward, discount, value, lambda_):
+    reward, discount, value = reward.double().numpy(), discount.double().numpy(), value.double().numpy()
+    advantages, next_advantage = np.zeros_like(reward), np.zeros(reward.shape[1])
+    for t in reversed(range(reward.shape[0])):
+        next_advantage = reward[t] + discount[t] * value[t + 1] - value[t] + discount[t] * lambda_ * next_advantage
+        advantages[t] = next_advantage
+    return torch.from_numpy(advantages).float()
+
+
+def test_targets_scale_and_clip_rewards_and_bootstrap_time_limits_with_gae_in_reward_units():
+    network = small_network(normalize_returns=True)
+    network.return_normalizer.update(torch.tensor([10.0, 20.0, 30.0]))  # mean 20, var 66.7
+    learner = make_learner([network], gae_lambda=0.8, reward_scale=2.0, reward_clip=1.5, value_bootstrap=True)
+    buffer = acted_buffer(learner.network)
+    buffer['time_out'][4, 1] = True
+    buffer['discount'][4, 1] = 0.0
+    advantages, returns = learner.targets(buffer)
+
+    std = math.sqrt(network.return_normalizer.var.item() + 1e-5)
+    values = buffer['value'].clamp(-5, 5) * std + network.return_normalizer.mean.item()
+    reward = (2.0 * buffer['reward']).clamp(-1.5, 1.5)
+    reward[4, 1] += GAMMA * values[4, 1]
+    expected = gae(reward, buffer['discount'], values, 0.8)
+    assert_close(advantages, expected, rtol=1e-5, atol=1e-4)
+    assert_close(returns, expected + values[:-1], rtol=1e-5, atol=1e-4)
+
+
+def test_vtrace_targets_use_the_current_network_against_the_behaviour_log_probs():
+    network = small_network(seed=1)
+    learner = make_learner([network], with_vtrace=True, vtrace_rho=1.0, vtrace_c=1.0)
+    buffer = acted_buffer(learner.network)
+    # On-policy (the network that acted is the current one): V-trace is the n-step return and its advantage.
+    advantages, returns = learner.targets(buffer)
+    expected_returns = gae(buffer['reward'], buffer['discount'], buffer['value'], 1.0) + buffer['value'][:-1]
+    assert_close(returns, expected_returns, rtol=1e-5, atol=1e-5)
+    next_returns = torch.cat([returns[1:], buffer['value'][-1:]])
+    assert_close(advantages, buffer['reward'] + buffer['discount'] * next_returns - buffer['value'][:-1], rtol=1e-5, atol=1e-5)
+    # Off-policy: behaviour log-probs 0.5 lower make every rho = e^0.5, clipped to 1: the same targets as on-policy.
+    on_policy = (advantages, returns)
+    buffer['log_prob'] -= 0.5
+    for got, expected in zip(learner.targets(buffer), on_policy):
+        assert_close(got, expected)
+    # 0.5 higher make rho = e^-0.5 < 1: the TD errors and the advantages shrink.
+    buffer['log_prob'] += 1.0
+    advantages, returns = learner.targets(buffer)
+    assert not torch.allclose(returns, on_policy[1])
+    assert_close(advantages[-1], math.exp(-0.5) * (buffer['reward'][-1] + buffer['discount'][-1] * buffer['value'][-1] - buffer['value'][-2]))
+
+
+def test_update_takes_sample_factorys_step_on_contiguous_trajectory_major_minibatches():
+    network = small_network(seed=2)
+    reference = copy.deepcopy(network)
+    learner = make_learner([network], gae_lambda=0.8, num_batches_per_epoch=2, ppo_clip_ratio=0.2, ppo_clip_value=0.3,
+                           value_loss_coeff=0.7, exploration_loss_coeff=0.05, learning_rate=1e-2, adam_eps=1e-5)  # fmt: skip
+    buffer = acted_buffer(learner.network, steps=6, envs=2)
+    learner.update([buffer])
+
+    advantage = gae(buffer['reward'], buffer['discount'], buffer['value'], 0.8)
+    returns = advantage + buffer['value'][:-1]
+    flat = lambda x: x.transpose(0, 1).flatten(0, 1)  # noqa: E731  env 0's 6 steps, then env 1's
+    samples = {'observation': flat(buffer['observation']), 'action': flat(buffer['action']), 'log_prob': flat(buffer['log_prob']),
+               'value': flat(buffer['value'][:-1]), 'advantage': flat(advantage), 'return': flat(returns)}  # fmt: skip
+    optimizer = torch.optim.Adam(reference.parameters(), lr=1e-2, eps=1e-5)
+    for indices in (torch.arange(0, 6), torch.arange(6, 12)):  # minibatch 0 is env 0's trajectory, 1 is env 1's
+        mb = {name: value[indices] for name, value in samples.items()}
+        output = reference(mb['observation'])
+        log_pi = torch.log_softmax(output.logits, 1)
+        ratio = torch.exp(log_pi.gather(1, mb['action'][:, None]).squeeze(1) - mb['log_prob']).clamp(0.05, 20)
+        a = (mb['advantage'] - mb['advantage'].mean()) / mb['advantage'].std()
+        policy_loss = -torch.minimum(ratio * a, ratio.clamp(1 / 1.2, 1.2) * a).mean()
+        clipped = mb['value'] + (output.value - mb['value']).clamp(-0.3, 0.3)
+        value_loss = torch.maximum((output.value - mb['return']) ** 2, (clipped - mb['return']) ** 2).mean()
+        entropy = -(log_pi.exp() * log_pi).sum(1).mean()
+        optimizer.zero_grad()
+        (policy_loss + 0.7 * value_loss - 0.05 * entropy).backward()
+        optimizer.step()
+    for name, tensor in reference.state_dict().items():
+        assert_close(learner.network.policies[0].state_dict()[name], tensor, rtol=1e-5, atol=1e-6, msg=name)
+    statistics = learner.learner_statistics()
+    assert learner.learner_steps == 1 and learner.trainers[0].sgd_steps == 2
+    assert {'policy_loss', 'value_loss', 'entropy', 'approx_kl', 'clip_fraction', 'learning_rate', 'explained_variance'} <= set(statistics)
+
+
+def test_linear_decay_and_kl_adaptive_schedules_run_per_minibatch_and_per_epoch():
+    buffer = acted_buffer(agent.PolicySet([small_network(seed=3)]))
+    learner = make_learner([small_network(seed=3)], learning_rate=1e-3, lr_schedule='linear_decay', total_sgd_steps=8,
+                           num_epochs=2, num_batches_per_epoch=2)  # fmt: skip
+    seen = []
+    loss = learner.trainers[0].minibatch_loss  # called after the learning rate of the step is set
+    learner.trainers[0].minibatch_loss = lambda mb: (seen.append(learner.trainers[0].optimizer.param_groups[0]['lr']), loss(mb))[1]
+    learner.update([buffer])
+    learner.update([buffer])
+    assert seen == pytest.approx([1e-3, 8.75e-4, 7.5e-4, 6.25e-4, 5e-4, 3.75e-4, 2.5e-4, 1.25e-4])
+
+    # kl_adaptive_minibatch: a KL far above 2 x threshold after every step divides by 1.5 each time.
+    learner = make_learner([small_network(seed=3)], learning_rate=1e-3, lr_schedule='kl_adaptive_minibatch', lr_schedule_kl_threshold=1e-12,
+                           num_epochs=1, num_batches_per_epoch=2)  # fmt: skip
+    buffer['log_prob'] -= 1.0  # the behaviour policy "was" far from the current one
+    learner.update([buffer])
+    assert learner.trainers[0].learning_rate == pytest.approx(1e-3 / 1.5**2)
+    # kl_adaptive_epoch: once per epoch, and a KL below threshold / 2 multiplies by 1.5 (capped).
+    learner = make_learner([small_network(seed=3)], learning_rate=1e-3, lr_schedule='kl_adaptive_epoch', lr_schedule_kl_threshold=1e3,
+                           lr_adaptive_max=2e-3, num_epochs=2, num_batches_per_epoch=2)  # fmt: skip
+    learner.update([buffer])
+    assert learner.trainers[0].learning_rate == pytest.approx(2e-3)  # 1e-3 x 1.5 = 1.5e-3, then capped at 2e-3
+
+
+def test_return_statistics_follow_sample_factory_and_round_trip_through_a_checkpoint(tmp_path):
+    learner = make_learner([small_network(normalize_returns=True, normalize_input=True, seed=4)], gae_lambda=0.8)
+    buffer = acted_buffer(learner.network, offset=3.0)
+    advantages, returns = learner.targets(buffer)
+    learner.update([buffer])
+    statistics = learner.network.policies[0].return_normalizer
+    assert statistics.mean.item() == pytest.approx(returns.mean().item(), rel=1e-5)
+    assert statistics.var.item() == pytest.approx(returns.var(correction=0).item(), rel=1e-4)
+    inputs = learner.network.policies[0].observation_normalizer
+    assert_close(inputs.mean.double(), buffer['observation'].flatten(0, 1).double().mean(0), rtol=1e-5, atol=1e-6)
+    assert inputs.count.item() == pytest.approx(12, rel=1e-5)
+
+    path = checkpoint.save_checkpoint(str(tmp_path / 'APPO_x_0.ckpt'), agent_name='APPO', environment_name='x', iteration=0,
+                                      state=learner.state_dict(), counters={'env_steps': 12}, flags={})  # fmt: skip
+    restored = make_learner([small_network(normalize_returns=True, normalize_input=True, seed=5)], gae_lambda=0.8)
+    restored.load_state_dict(checkpoint.load_checkpoint(path)['state'])
+    for name in ('return_normalizer.mean', 'return_normalizer.var', 'return_normalizer.count', 'observation_normalizer.mean',
+                 'observation_normalizer.var', 'observation_normalizer.count', 'policy_head.weight'):  # fmt: skip
+        assert torch.equal(restored.network.policies[0].state_dict()[name], learner.network.policies[0].state_dict()[name]), name
+    assert restored.trainers[0].sgd_steps == 1 and restored.learner_steps == 1
+    # Both continue identically.
+    for each in (learner, restored):
+        each.update([buffer])
+    for name, tensor in learner.network.state_dict().items():
+        assert torch.equal(restored.network.state_dict()[name], tensor), name
+
+
+def test_the_ratio_is_exactly_one_before_the_first_gradient_step_with_normalize_input():
+    """The actors' log-probs were made with the input statistics before this batch; the learner folds the batch
+    in only after its epochs, so its first minibatch scores them with the same statistics: ratio exactly 1."""
+    network = small_network(normalize_input=True, seed=6)
+    network.observation_normalizer.update(torch.randn(50, 3))  # statistics near N(0, 1)
+    learner = make_learner([network], num_epochs=2, num_batches_per_epoch=1)
+    buffer = acted_buffer(learner.network, offset=40.0)  # far from the statistics: folding them in moves every input
+    # The old log-probs as the learner's first minibatch will compute them: one pass, trajectory-major order.
+    flat = lambda x: x.transpose(0, 1).flatten(0, 1)  # noqa: E731
+    with torch.no_grad():
+        logits = network(flat(buffer['observation'])).logits
+    buffer['log_prob'] = torch.log_softmax(logits, 1).gather(1, flat(buffer['action'])[:, None]).squeeze(1).view(2, 6).T.contiguous()
+    ratios = []
+    loss = learner.trainers[0].minibatch_loss
+    learner.trainers[0].minibatch_loss = lambda mb: (lambda result: (ratios.append(result[1]['ratio']), result)[1])(loss(mb))
+    learner.update([buffer])
+    assert torch.equal(ratios[0], torch.ones(12))  # exactly
+    assert not torch.equal(ratios[1], torch.ones(12))  # the second epoch follows a gradient step
+    assert network.observation_normalizer.mean.mean().item() > 5.0  # the batch was folded in, after the epochs
+
+    # Folding the batch in before the epochs (the bug this mends) would break the ratio at once.
+    broken = make_learner([copy.deepcopy(network)], num_epochs=1)
+    buffer = acted_buffer(broken.network, offset=-80.0)
+    agent.fold_observations(broken.network.policies[0], flat(buffer['observation']))
+    ratios.clear()
+    loss = broken.trainers[0].minibatch_loss
+    broken.trainers[0].minibatch_loss = lambda mb: (lambda result: (ratios.append(result[1]['ratio']), result)[1])(loss(mb))
+    broken.update([buffer])
+    assert (ratios[0] - 1).abs().max() > 1e-3
+
+
+def test_several_policies_each_train_on_their_own_samples_only():
+    networks = [small_network(seed=7), small_network(seed=8)]
+    learner = make_learner([copy.deepcopy(n) for n in networks], num_epochs=1, num_batches_per_epoch=1)
+    policy = torch.zeros(7, 2, dtype=torch.int64)
+    policy[:, 1] = 1  # env 0 plays policy 0, env 1 plays policy 1
+    buffer = acted_buffer(learner.network, policy=policy)
+    learner.update([buffer])
+    # Policy k trained as a single-policy learner on env k's column alone.
+    for k in range(2):
+        alone = make_learner([copy.deepcopy(networks[k])], num_epochs=1, num_batches_per_epoch=1)
+        column = {name: (value[k] if name == 'last_observation' else value[:, k : k + 1]) for name, value in buffer.items()}
+        column['policy'] = torch.zeros_like(column['policy'])
+        column['last_observation'] = column['last_observation'][None]
+        alone.update([column])
+        for name, tensor in alone.network.policies[0].state_dict().items():
+            assert_close(learner.network.policies[k].state_dict()[name], tensor, msg=f'policy {k} {name}')
+    statistics = learner.learner_statistics()
+    assert 'policy_0/policy_loss' in statistics and 'policy_1/policy_loss' in statistics
+
+
+def test_actor_redraws_each_environments_policy_every_ten_episodes():
+    env = gym_env.create_classic_vector_env('CartPole-v1', 3, seed=1, max_episode_steps=2)  # an episode every 2 steps
+    policy_set = agent.PolicySet([small_network(seed=9, size=4), small_network(seed=10, size=4)])
+    actor = agent.AppoActor(policy_set, env, 40, GAMMA, False, seed=3)
+    spec = agent.rollout_spec(env, 3, 40)
+    buffer = {name: torch.zeros(shape, dtype=dtype) for name, (shape, dtype) in spec.items()}
+    actor.collect(buffer)
+    policy = buffer['policy'].numpy()
+    for i in range(3):
+        changes = np.flatnonzero(policy[1:, i] != policy[:-1, i]) + 1
+        assert all(step % 20 == 0 for step in changes), changes  # only after every 10th 2-step episode
+    assert len(set(policy.flatten())) == 2
+    # Each policy's rows hold that policy's own log-probs and values.
+    with torch.no_grad():
+        for k in range(2):
+            mask = buffer['policy'][:-1] == k
+            output = policy_set.policies[k](buffer['observation'][mask])
+            assert_close(buffer['value'][:-1][mask], output.value)
+            assert_close(buffer['logits'][mask], output.logits)
+    assert buffer['time_out'].any()  # every 2 steps is a time limit
+
+
+def test_run_values_translate_sample_factory_settings_and_refuse_what_does_not_fit():
+    base = dict(use_rnn=False, num_policies=1, rollout=128, num_envs_per_worker=2, num_workers=16, batch_size=1024, num_batches_per_epoch=8,
+                num_epochs=4, recurrence=1, async_rl=True, num_batches_to_accumulate=2, max_policy_lag=1000, gamma=0.99,
+                train_for_env_steps=100_000_000, env_frameskip=4, env_framestack=4, summaries_use_frameskip=True,
+                num_train_steps=1_000_000, num_iterations=10, environment_name='atari_amidar')  # fmt: skip
+    values = agent.run_values('atari', base)
+    assert values['environment_name'] == 'Amidar' and values['environment_frame_skip'] == 4
+    assert (values['num_actors'], values['num_envs_per_actor'], values['unroll_length'], values['discount']) == (16, 2, 128, 0.99)
+    assert values['batch_rollouts'] == 32  # 8192 samples / 256 per rollout
+    assert values['num_buffers_per_actor'] == 4  # 2 batches of 32 rollouts over 16 workers
+    assert values['max_policy_lag'] == 31  # lag >= 1000 SGD steps <=> >= 32 updates of 32 SGD steps
+    assert values['num_iterations'] == 25  # 1e8 frames / 4 = 2.5e7 agent steps in 1e6-step iterations
+    assert agent.run_values('atari', base, frozenset({'num_iterations'}))['num_iterations'] == 10
+    assert agent.run_values('atari', {**base, 'num_policies': 2})['batch_rollouts'] == 64
+    with pytest.raises(ValueError, match=r'--batch_size=1000 x --num_batches_per_epoch=8 = 8000 samples must be a multiple of --rollout=128'):
+        agent.run_values('atari', {**base, 'batch_size': 1000})
+    with pytest.raises(ValueError, match=r'--async_rl=false'):
+        agent.run_values('atari', {**base, 'async_rl': False})
+    assert agent.run_values('atari', {**base, 'async_rl': False, 'num_workers': 32})['batch_rollouts'] == 32
+    with pytest.raises(ValueError, match='--use_rnn'):
+        agent.run_values('atari', {**base, 'use_rnn': True})
