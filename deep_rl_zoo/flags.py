@@ -368,7 +368,7 @@ def define_appo(*, atari: bool = False) -> None:
     flags.DEFINE_integer('recurrence', -1, 'Length of the trajectory chunks minibatches are made of (-1: rollout with an RNN, else 1).', lower_bound=-1)
     flags.DEFINE_bool('shuffle_minibatches', False, 'Reshuffle samples (in chunks of --recurrence) into new minibatches every epoch (false: fixed contiguous slices).')
     flags.DEFINE_integer('train_for_env_steps', 0, 'Budget in env steps per policy (frames when --summaries_use_frameskip); sets --num_iterations unless that is given (0: use --num_iterations).', lower_bound=0)
-    flags.DEFINE_integer('train_for_seconds', 10_000_000_000, 'Stop at the end of the first iteration past this many seconds of training.', lower_bound=1)
+    flags.DEFINE_integer('train_for_seconds', 10_000_000_000, 'Start no iteration after this many seconds of training (the run ends after the iteration that passes it).', lower_bound=1)
     flags.DEFINE_bool('summaries_use_frameskip', True, 'Count --train_for_env_steps in emulator frames (agent steps x --env_frameskip) on Atari.')
     # rewards and returns
     flags.DEFINE_float('gamma', 0.99, 'Discount factor.', lower_bound=0.0, upper_bound=1.0)

@@ -63,6 +63,7 @@ class RunSettings:
     debug_screenshots_interval: int
     progress: bool
     flags: dict[str, Any]
+    train_for_seconds: float = 0.0  # > 0: no iteration starts after this many seconds of training
 
     @classmethod
     def from_values(cls, agent_name: str, values: dict[str, Any]) -> 'RunSettings':
@@ -84,6 +85,7 @@ class RunSettings:
             debug_screenshots_interval=values['debug_screenshots_interval'],
             progress=values['progress'],
             flags=values,
+            train_for_seconds=float(values.get('train_for_seconds', 0.0)),
         )
 
 
@@ -131,8 +133,14 @@ class Experiment:
         self._last_screenshot = self.env_steps
 
     @property
-    def iterations(self) -> range:
-        return range(self.first_iteration, self.settings.num_iterations)
+    def iterations(self) -> Iterator[int]:
+        """The iterations left to run; none starts once `train_for_seconds` (when > 0) have passed."""
+        for iteration in range(self.first_iteration, self.settings.num_iterations):
+            elapsed = time.monotonic() - self._start_time
+            if self.settings.train_for_seconds > 0 and elapsed >= self.settings.train_for_seconds:
+                print(f'Stopping after iteration {iteration - 1}: {elapsed:.0f} s of training reached the budget of {self.settings.train_for_seconds:.0f} s', flush=True)
+                return
+            yield iteration
 
     def record_train_step(self, num_steps: int, finished: list[tuple[float, int]], observation: np.ndarray) -> None:
         """Counts `num_steps` env steps and the episodes they finished; screenshots and progress line."""

@@ -448,3 +448,15 @@ def test_a_fast_asynchronous_learner_trains_on_batches_in_arrival_order_without_
     learner = _SlowLearner(seconds_per_update=0.0)
     logged = run_asynchronous(tmp_path, learner, max_policy_lag=100, batch_rollouts=3)
     assert logged['dropped_rollouts'] == 0 and len(learner.lags) == 60 and learner.learner_steps == 20
+
+
+def test_no_iteration_starts_after_train_for_seconds(tmp_path, capsys):
+    experiment = Experiment(settings(tmp_path, num_iterations=5, train_for_seconds=0.2), VECTOR_ENV)
+    started = []
+    for iteration in experiment.iterations:
+        started.append(iteration)
+        time.sleep(0.15)
+    assert started == [0, 1]  # 0.15 s in, iteration 1 may start; 0.3 s in, iteration 2 may not
+    assert 'Stopping after iteration 1: 0 s of training reached the budget of 0 s' in capsys.readouterr().out
+    assert list(Experiment(settings(tmp_path, num_iterations=3), VECTOR_ENV).iterations) == [0, 1, 2]  # 0: no budget
+    experiment.close()
