@@ -237,3 +237,16 @@ def test_policy_gradient_networks_for_an_environment_and_continuous_actions_refu
     with pytest.raises(ValueError, match='^discrete SAC takes discrete actions only; for continuous control use deep_rl_zoo.ppo.run_continuous$'):
         policy_for(pendulum, 'discrete SAC')
     pendulum.close()
+
+
+def test_scaled_frames_are_the_same_numbers_in_channels_last_layout_for_learner_sized_batches():
+    from deep_rl_zoo.networks.common import CHANNELS_LAST_MIN_BATCH, NatureCnnTorso, scaled_frames
+
+    frames = torch.randint(0, 256, (CHANNELS_LAST_MIN_BATCH, 4, 84, 84), dtype=torch.uint8)
+    large, small = scaled_frames(frames), scaled_frames(frames[:8])
+    assert large.is_contiguous(memory_format=torch.channels_last) and small.is_contiguous()
+    assert torch.equal(large, frames.float() / 255.0) and torch.equal(small, frames[:8].float() / 255.0)
+    torch.manual_seed(0)
+    torso = NatureCnnTorso()
+    with torch.no_grad():  # one layout or the other: the same features up to float rounding
+        torch.testing.assert_close(torso(frames)[:8], torso(frames[:8]), rtol=1e-4, atol=1e-5)

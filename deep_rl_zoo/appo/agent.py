@@ -38,6 +38,7 @@ from deep_rl_zoo import main_loop, multistep, policy_gradient, trackers, vtrace
 from deep_rl_zoo.appo import sample_factory_config
 from deep_rl_zoo.greedy_actors import as_tensor
 from deep_rl_zoo.gym_env import VectorEnvironment
+from deep_rl_zoo.networks.common import CHANNELS_LAST_MIN_BATCH
 from deep_rl_zoo.networks.policy import CategoricalActorCriticOutput
 from deep_rl_zoo.normalizer import ObservationNormalizer, ReturnNormalizer
 from deep_rl_zoo.rollouts import bootstrapped_rollout_spec
@@ -177,12 +178,25 @@ class AppoNetwork(nn.Module):
         return observation / self.obs_scale if self.obs_scale != 1.0 else observation
 
     def forward(self, observation: torch.Tensor) -> CategoricalActorCriticOutput:
-        x = self.scale(observation)
         if self.observation_normalizer is not None:
-            x = self.observation_normalizer(x.flatten(1)).view_as(x)
+            x = self._scale_and_normalize(observation)
+        else:
+            x = self.scale(observation)
+        if x.dim() == 4 and x.shape[0] >= CHANNELS_LAST_MIN_BATCH:
+            x = x.contiguous(memory_format=torch.channels_last)
         features = self.encoder(x)
         value_features = features if self.value_encoder is None else self.value_encoder(x)
         return CategoricalActorCriticOutput(self.policy_head(features), self.value_head(value_features).squeeze(-1))
+
+    def _scale_and_normalize(self, observation: torch.Tensor) -> torch.Tensor:
+        """normalizer(scale(observation)) in one multiply-add and a clamp: with s = obs_scale, m = obs_subtract_mean
+        and the statistics' mean mu and std sigma, ((x - m) / s - mu) / sigma = x * w + b for w = 1 / (s sigma) and
+        b = -(m / s + mu) / sigma (Atari batches hold millions of pixels: each pass over them counts)."""
+        normalizer = self.observation_normalizer
+        std = torch.sqrt(normalizer.var + normalizer.epsilon).view(observation.shape[1:])
+        weight = 1.0 / (self.obs_scale * std)
+        bias = -(self.obs_subtract_mean / self.obs_scale + normalizer.mean.view(observation.shape[1:])) / std
+        return torch.addcmul(bias, observation.float(), weight).clamp_(-normalizer.clip, normalizer.clip)
 
     def trainable_parameters(self) -> list[nn.Parameter]:
         return [parameter for parameter in self.parameters() if parameter.requires_grad]

@@ -12,6 +12,18 @@ import torch
 from torch import nn
 
 
+# Frames in channels-last layout make convolutions on CPU (oneDNN) about 1.2-1.5x faster for learner-sized batches,
+# but an actor's forward pass over a few frames slightly slower: only batches of at least this many are converted.
+CHANNELS_LAST_MIN_BATCH = 64
+
+
+def scaled_frames(frames: torch.Tensor) -> torch.Tensor:
+    """uint8 frames [B, C, H, W] as floats in [0, 1], channels-last for large batches (see CHANNELS_LAST_MIN_BATCH)."""
+    if frames.shape[0] >= CHANNELS_LAST_MIN_BATCH:
+        frames = frames.contiguous(memory_format=torch.channels_last)  # before the float copy: a quarter of the bytes
+    return frames.float() / 255.0
+
+
 def orthogonal_init(module: nn.Module, gain: float = math.sqrt(2.0)) -> nn.Module:
     """Orthogonal weights and zero biases (Saxe et al. 2014), the initialisation PPO and A2C use."""
     for layer in module.modules():
@@ -68,7 +80,7 @@ class NatureCnnTorso(nn.Module):
             self.output_size = conv_size
 
     def forward(self, frames: torch.Tensor) -> torch.Tensor:
-        return self.fc(self.convs(frames.float() / 255.0))
+        return self.fc(self.convs(scaled_frames(frames)))
 
 
 class ImpalaResidualBlock(nn.Module):
@@ -128,4 +140,4 @@ class ImpalaResNetTorso(nn.Module):
         self.output_size = output_size
 
     def forward(self, frames: torch.Tensor) -> torch.Tensor:
-        return self.fc(self.convs(frames.float() / 255.0))
+        return self.fc(self.convs(scaled_frames(frames)))
