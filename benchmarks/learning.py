@@ -5,7 +5,8 @@
     python -m benchmarks.learning ... --reuse            # re-read the CSVs of an earlier run: tables and plots only
 
 For each (agent, environment, seed) it launches the agent's own run script as a subprocess
-(`deep_rl_zoo.<agent>.run_classic`, or `deep_rl_zoo.ppo.run_continuous` for Pendulum-v1 and MuJoCo ids) with
+(`deep_rl_zoo.<agent>.run_classic`, `run_atari` for Atari games such as Pong, or `deep_rl_zoo.ppo.run_continuous`
+for Pendulum-v1 and MuJoCo ids) with
 `--num_iterations=max_steps/eval_every --num_train_steps=eval_every`, so each iteration ends with a greedy
 evaluation, and reads the run's per-iteration results CSV. Outputs:
 
@@ -48,6 +49,7 @@ THRESHOLDS = {
     'Pendulum-v1': -300.0,
     'MountainCar-v0': -110.0,
     'Acrobot-v1': -100.0,
+    'Pong': 0.0,  # better than the opponent: from -21 at the start
 }
 # Greedy evaluation steps per iteration: room for about five episodes of the longest length.
 EVAL_STEPS = {
@@ -57,11 +59,14 @@ EVAL_STEPS = {
     'Pendulum-v1': 1_000,
     'MountainCar-v0': 1_000,
     'Acrobot-v1': 2_500,
+    'Pong': 10_000,  # whole games only: two to ten of them
 }
 DEFAULT_EVAL_STEPS = 5_000  # MuJoCo tasks: five 1,000-step episodes
 # Agents whose run scripts sit in another package: name -> (package, suffix of the run script).
 VARIANTS = {'a2c_grad': ('a2c', '_grad')}
 CLASSIC_ENVIRONMENTS = ('CartPole-v1', 'LunarLander-v3', 'LunarLander-v2', 'MountainCar-v0', 'Acrobot-v1')
+# Atari games (our short names; APPO also takes Sample Factory's atari_<game>) run with the agent's run_atari.
+ATARI_ENVIRONMENTS = ('Pong', 'Breakout', 'Amidar', 'MontezumaRevenge', 'SpaceInvaders', 'Seaquest', 'Qbert', 'BeamRider')
 POLL_SECONDS = 0.25
 
 
@@ -146,13 +151,17 @@ class RunResult:
 
 
 def environment_kind(environment: str) -> str:
-    return 'classic' if environment in CLASSIC_ENVIRONMENTS else 'continuous'
+    if environment in CLASSIC_ENVIRONMENTS:
+        return 'classic'
+    if environment in ATARI_ENVIRONMENTS or environment.startswith('atari_'):
+        return 'atari'
+    return 'continuous'
 
 
 def run_module(agent: str, environment: str) -> str:
     """The run script of `agent` for `environment`, e.g. deep_rl_zoo.ppo.run_classic (a2c_grad: run_classic_grad)."""
     package, suffix = VARIANTS.get(agent, (agent, ''))
-    script = ('run_classic' if environment_kind(environment) == 'classic' else 'run_continuous') + suffix
+    script = {'classic': 'run_classic', 'atari': 'run_atari', 'continuous': 'run_continuous'}[environment_kind(environment)] + suffix
     module = f'deep_rl_zoo.{package}.{script}'
     if not (REPO_ROOT / 'deep_rl_zoo' / package / f'{script}.py').exists():
         raise SystemExit(f'error: agent {agent!r} has no {script}.py for {environment} (no module {module})')
