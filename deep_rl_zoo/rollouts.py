@@ -47,7 +47,7 @@ def rollout_spec(env: VectorEnvironment, num_envs: int, unroll_length: int) -> d
     }
 
 
-class _SamplingActor:
+class SamplingActor:
     """What the actors below share: the network on its device, the environments (reset at once), the episodes they
     finish, the seed of torch's sampler, and the bounds continuous actions are clipped to before being played."""
 
@@ -72,7 +72,7 @@ class _SamplingActor:
         self._action_bounds = (space.low, space.high) if space.shape else None
 
 
-class OnPolicyActor(_SamplingActor):
+class OnPolicyActor(SamplingActor):
     """Samples actions from the current policy for a vector of environments; fills one rollout per `collect`."""
 
     def __init__(
@@ -245,7 +245,7 @@ def transition_spec(env: VectorEnvironment, num_envs: int, unroll_length: int) -
     }
 
 
-class TransitionActor(_SamplingActor):
+class TransitionActor(SamplingActor):
     """Samples actions from the current policy for a vector of environments and writes the steps, not rollouts to
     learn from on-policy, for a replay on the learner side (off-policy agents: discrete SAC).
 

@@ -53,3 +53,27 @@ class Learner(Protocol):
     def agent_statistics(self) -> dict[str, float]: ...
 
     def learner_statistics(self) -> dict[str, float]: ...
+
+
+class OneOptimizerLearner:
+    """What the learners with one network and one optimizer share (PPO, A2C, IMPALA): their statistics and their
+    checkpoint state. A subclass sets `network`, `optimizer`, `learner_steps` and `statistics` (a
+    `trackers.LearnerStatistics`)."""
+
+    network: nn.Module
+    optimizer: torch.optim.Optimizer
+    learner_steps: int
+
+    def learner_statistics(self) -> dict[str, float]:
+        return self.statistics.means()
+
+    def agent_statistics(self) -> dict[str, float]:
+        return {}
+
+    def state_dict(self) -> dict[str, Any]:
+        return {'network': self.network.state_dict(), 'optimizer': self.optimizer.state_dict(), 'learner_steps': self.learner_steps}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.network.load_state_dict(state['network'])
+        self.optimizer.load_state_dict(state['optimizer'])
+        self.learner_steps = int(state['learner_steps'])

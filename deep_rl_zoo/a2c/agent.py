@@ -45,6 +45,7 @@ from deep_rl_zoo.gym_env import VectorEnvironment
 from deep_rl_zoo.networks.policy import CategoricalActorCritic, actor_critic_for
 from deep_rl_zoo.rollouts import OnPolicyActor, rollout_spec
 from deep_rl_zoo.schedule import LinearSchedule
+from deep_rl_zoo.types import OneOptimizerLearner
 
 __all__ = [
     'A2cGradientLearner',
@@ -107,7 +108,7 @@ def rmsprop_or_adam(network: nn.Module, optimizer: str, learning_rate: float, rm
     raise ValueError(f'optimizer must be rmsprop or adam, got {optimizer!r}')
 
 
-class A2cLearner:
+class A2cLearner(OneOptimizerLearner):
     """One advantage actor-critic gradient step per batch of rollouts (see the module docstring)."""
 
     agent_name = 'A2C'
@@ -159,24 +160,11 @@ class A2cLearner:
         self.samples_used += num_samples
         self.statistics.record(**statistics, grad_norm=grad_norm, learning_rate=self.learning_rate(self.learner_steps - 1))
 
-    def learner_statistics(self) -> dict[str, float]:
-        return self.statistics.means()
-
-    def agent_statistics(self) -> dict[str, float]:
-        return {}
-
     def state_dict(self) -> dict[str, Any]:
-        return {
-            'network': self.network.state_dict(),
-            'optimizer': self.optimizer.state_dict(),
-            'learner_steps': self.learner_steps,
-            'samples_used': self.samples_used,
-        }
+        return {**super().state_dict(), 'samples_used': self.samples_used}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.network.load_state_dict(state['network'])
-        self.optimizer.load_state_dict(state['optimizer'])
-        self.learner_steps = int(state['learner_steps'])
+        super().load_state_dict(state)
         self.samples_used = int(state.get('samples_used', 0))
 
 

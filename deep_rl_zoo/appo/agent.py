@@ -41,8 +41,7 @@ from deep_rl_zoo.gym_env import VectorEnvironment
 from deep_rl_zoo.networks.common import CHANNELS_LAST_MIN_BATCH
 from deep_rl_zoo.networks.policy import CategoricalActorCriticOutput
 from deep_rl_zoo.normalizer import ObservationNormalizer, ReturnNormalizer
-from deep_rl_zoo.rollouts import bootstrapped_rollout_spec
-from deep_rl_zoo.trackers import EpisodeTracker
+from deep_rl_zoo.rollouts import SamplingActor, bootstrapped_rollout_spec
 
 RATIO_BOUNDS = (0.05, 20.0)  # Sample Factory clamps the importance ratio to this range before the PPO clip
 POLICY_REDRAW_EPISODES = 10  # Sample Factory: an environment redraws its policy every 10 episodes
@@ -291,7 +290,7 @@ def rollout_spec(env: VectorEnvironment, num_envs: int, unroll_length: int) -> d
     }
 
 
-class AppoActor:
+class AppoActor(SamplingActor):
     """Samples each environment's policy for `rollout` steps and fills one rollout per `collect`. Rewards are
     stored as the environment gives them (scaled and clipped by the learner); discounts are gamma * (1 - terminal)."""
 
@@ -305,18 +304,11 @@ class AppoActor:
         seed: int,
         device: torch.device = torch.device('cpu'),
     ):
-        self.network = network.to(device)
-        self.env = env
-        self.unroll_length = unroll_length
+        super().__init__(network, env, unroll_length, terminal_on_life_loss, seed, device)
         self.discount = discount
-        self.terminal_on_life_loss = terminal_on_life_loss
-        self.device = device
-        self._episodes = EpisodeTracker(env.num_envs)
         self._random = np.random.default_rng(seed)
         self.policy = self._random.integers(len(network), size=env.num_envs)
         self._episodes_played = np.zeros(env.num_envs, dtype=np.int64)
-        self._observation = env.reset()
-        torch.manual_seed(seed)
 
     def _after_episodes(self, ended: np.ndarray) -> None:
         """Every 10th episode of an environment ends with a new random policy for it (Sample Factory)."""

@@ -42,6 +42,7 @@ from deep_rl_zoo.networks.common import ImpalaResNetTorso, NatureCnnTorso
 from deep_rl_zoo.networks.policy import CategoricalActorCritic, RecurrentActorCritic, actor_critic_for, recurrent_actor_critic_for
 from deep_rl_zoo.rollouts import OnPolicyActor, RecurrentOnPolicyActor, bootstrapped_rollout_spec, recurrent_rollout_spec
 from deep_rl_zoo.schedule import LinearSchedule
+from deep_rl_zoo.types import OneOptimizerLearner
 
 BATCH_FIELDS = ('observation', 'last_observation', 'action', 'log_prob', 'reward', 'discount')  # what the loss reads
 RECURRENT_FIELDS = ('core_h', 'core_c', 'prev_action', 'prev_reward', 'episode_start')  # and with --use_lstm
@@ -49,7 +50,7 @@ PER_ENVIRONMENT_FIELDS = ('last_observation', 'core_h', 'core_c')  # [N, ...]; t
 CORE_SIZE = 256  # LSTM units of --use_lstm (the paper's)
 
 
-class ImpalaLearner:
+class ImpalaLearner(OneOptimizerLearner):
     """One V-trace actor-critic gradient step per batch of rollouts (see the module docstring)."""
 
     agent_name = 'IMPALA'
@@ -137,20 +138,6 @@ class ImpalaLearner:
         self.optimizer.step()
         self.learner_steps += 1
         self.statistics.record(**statistics, grad_norm=grad_norm, learning_rate=self.learning_rate(self.learner_steps - 1))
-
-    def learner_statistics(self) -> dict[str, float]:
-        return self.statistics.means()
-
-    def agent_statistics(self) -> dict[str, float]:
-        return {}
-
-    def state_dict(self) -> dict[str, Any]:
-        return {'network': self.network.state_dict(), 'optimizer': self.optimizer.state_dict(), 'learner_steps': self.learner_steps}
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.network.load_state_dict(state['network'])
-        self.optimizer.load_state_dict(state['optimizer'])
-        self.learner_steps = int(state['learner_steps'])
 
 
 def _threshold(value: float) -> float | None:

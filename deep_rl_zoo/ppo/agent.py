@@ -26,10 +26,11 @@ from deep_rl_zoo.gym_env import VectorEnvironment
 from deep_rl_zoo.networks.policy import GaussianActorCritic, mlp_actor_critic, nature_cnn_actor_critic
 from deep_rl_zoo.rollouts import OnPolicyActor, policy_distribution, rollout_spec
 from deep_rl_zoo.schedule import LinearSchedule
+from deep_rl_zoo.types import OneOptimizerLearner
 
 
 
-class PpoLearner:
+class PpoLearner(OneOptimizerLearner):
     """Clipped-surrogate updates over minibatch epochs (see the module docstring)."""
 
     agent_name = 'PPO'
@@ -120,20 +121,6 @@ class PpoLearner:
             approx_kl=policy_gradient.approx_kl(log_prob, minibatch['log_prob']),
             clip_fraction=policy_gradient.clip_fraction(log_prob, minibatch['log_prob'], clip_epsilon),
         )
-
-    def learner_statistics(self) -> dict[str, float]:
-        return self.statistics.means()
-
-    def agent_statistics(self) -> dict[str, float]:
-        return {}
-
-    def state_dict(self) -> dict[str, Any]:
-        return {'network': self.network.state_dict(), 'optimizer': self.optimizer.state_dict(), 'learner_steps': self.learner_steps}
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.network.load_state_dict(state['network'])
-        self.optimizer.load_state_dict(state['optimizer'])
-        self.learner_steps = int(state['learner_steps'])
 
 
 def _explained_variance(prediction: torch.Tensor, target: torch.Tensor) -> float:
