@@ -1,5 +1,6 @@
-"""Atari throughput: PPO on Breakout (8 envs x 128 steps, 4 epochs x 4 minibatches, Nature CNN), against the raw
-environment and against Stable-Baselines3, in one run on the same machine.
+"""Atari throughput on Breakout (8 envs x 128 steps, 4 epochs x 4 minibatches, Nature CNN): our PPO (1 actor x 8
+envs, and run_atari's default of 2 x 4) and APPO (2 workers x 4 envs), against the raw environment and against
+Stable-Baselines3's PPO, in one run on the same machine.
 
     python -m benchmarks.atari_throughput                  # about 6 minutes on 2 cores
     python -m benchmarks.atari_throughput --skip_peers     # ours only
@@ -10,9 +11,9 @@ Measures, one after another (never two at once):
 (a) the raw environment: the C++ `AtariVectorEnv` exactly as our factory configures it (8 envs, DQN
     preprocessing, its thread count) stepped with random actions for --env_seconds, then the same through our
     `VectorEnvironment` wrapper for half as long: the ceiling no agent on these envs can beat;
-(b) our training: `python -m deep_rl_zoo.ppo.run_atari --environment_name=Breakout --num_actors=1
-    --num_envs_per_actor=8 --num_train_steps=<--train_steps> --num_iterations=1 --num_eval_steps=0
-    --nouse_tensorboard`. Steady-state agent steps/s come from the live progress lines (stamped as they arrive):
+(b) our training, for each of `--configurations` (CONFIGURATIONS below): e.g. `python -m deep_rl_zoo.ppo.run_atari
+    --environment_name=Breakout --num_actors=1 --num_envs_per_actor=8 --num_train_steps=<--train_steps>
+    --num_iterations=1 --num_eval_steps=0 --nouse_tensorboard`. Steady-state agent steps/s come from the live progress lines (stamped as they arrive):
     steps between the first line (printed on receiving the first rollout) and the last line printed on
     receiving a rollout, over the time between them, so start-up (imports, actor start, first rollout) is
     excluded and the span holds as many updates as rollouts. The CSV's train_step_rate (whole iteration, actor
@@ -109,13 +110,28 @@ def steady_rate(stamped: list[tuple[float, str]]) -> tuple[float, list[tuple[flo
     return math.nan, marks
 
 
-def measure_ours(args: argparse.Namespace, run_dir: Path) -> dict[str, float]:
-    """Runs one PPO training iteration and reads its throughput from the live progress lines and the CSV."""
+# Our training configurations, all 8 environments x 128 steps per update of 4 epochs x 4 minibatches of 256 on the
+# Nature CNN: name -> (what the table calls it, run script and its flags).
+CONFIGURATIONS = {
+    'ppo_1x8': ('PPO, 1 actor x 8 envs', ['deep_rl_zoo.ppo.run_atari', '--num_actors=1', f'--num_envs_per_actor={NUM_ENVS}']),
+    'ppo_2x4': ("PPO, 2 actors x 4 envs (run_atari's default)", ['deep_rl_zoo.ppo.run_atari', '--num_actors=2', '--num_envs_per_actor=4']),
+    'appo_2x4': (
+        'APPO, 2 workers x 4 envs, asynchronous',
+        [
+            'deep_rl_zoo.appo.run_atari', '--num_workers=2', '--num_envs_per_worker=4', '--rollout=128', '--batch_size=256',
+            '--num_batches_per_epoch=4', '--num_epochs=4',
+        ],
+    ),  # fmt: skip
+}
+
+
+def measure_ours(args: argparse.Namespace, configuration: str, run_dir: Path) -> dict[str, float]:
+    """Runs one training iteration of `configuration` and reads its throughput from the live progress lines and the CSV."""
+    module, *flags = CONFIGURATIONS[configuration][1]
     command = [
-        sys.executable, '-m', 'deep_rl_zoo.ppo.run_atari', '--environment_name=Breakout', '--num_actors=1',
-        f'--num_envs_per_actor={NUM_ENVS}', f'--num_train_steps={args.train_steps}', '--num_iterations=1', '--num_eval_steps=0',
-        '--nouse_tensorboard', f'--seed={args.seed}', *shlex.split(args.extra_flags),
-    ]
+        sys.executable, '-m', module, '--environment_name=Breakout', *flags, f'--num_train_steps={args.train_steps}', '--num_iterations=1',
+        '--num_eval_steps=0', '--nouse_tensorboard', f'--seed={args.seed}', *shlex.split(args.extra_flags),
+    ]  # fmt: skip
     return measure_training(command, run_dir)
 
 
@@ -186,30 +202,34 @@ def _ratio(numerator: float, denominator: Optional[float]) -> str:
     return f'{numerator / denominator:.2f}'
 
 
-def table(env: dict[str, float], ours: dict[str, float], peer: Optional[dict[str, float]], args: argparse.Namespace, load: str) -> str:
+def table(env: dict[str, float], ours: dict[str, dict[str, float]], peer: Optional[dict[str, float]], args: argparse.Namespace, load: str) -> str:
     raw = env['raw']
     peer_steady = peer['steady'] if peer else None
     peer_whole = peer['whole'] if peer else None
     rows = [
         (f'raw C++ AtariVectorEnv, {NUM_ENVS} envs, random actions ({args.env_seconds:g} s)', raw, '', ''),
         (f'our VectorEnvironment over it, {NUM_ENVS} envs, random actions ({args.env_seconds / 2:g} s)', env['wrapper'], '', _ratio(env['wrapper'], raw)),
-        ('**ours PPO training, steady** (progress lines; start-up excluded)', ours['steady'], _ratio(ours['steady'], peer_steady), _ratio(ours['steady'], raw)),
-        ('ours PPO training, whole iteration (CSV train_step_rate; actor start-up included)', ours['csv_rate'], _ratio(ours['csv_rate'], peer_whole), _ratio(ours['csv_rate'], raw)),
-        ('ours PPO, whole process (imports included)', ours['process_rate'], '', _ratio(ours['process_rate'], raw)),
     ]
+    for configuration, measured in ours.items():
+        name = CONFIGURATIONS[configuration][0]
+        rows += [
+            (f'**ours {name}, steady** (progress lines; start-up excluded)', measured['steady'], _ratio(measured['steady'], peer_steady), _ratio(measured['steady'], raw)),
+            (f'ours {name}, whole iteration (CSV train_step_rate; actor start-up included)', measured['csv_rate'], _ratio(measured['csv_rate'], peer_whole), _ratio(measured['csv_rate'], raw)),
+        ]
     if peer:
         rows += [
             ('**SB3 PPO, steady** (first rollout excluded)', peer['steady'], '', _ratio(peer['steady'], raw)),
             ('SB3 PPO, whole learn()', peer['whole'], '', _ratio(peer['whole'], raw)),
         ]
     lines = [
-        '# Atari throughput: PPO on Breakout',
+        '# Atari throughput on Breakout: our PPO and APPO against the raw environment and SB3 PPO',
         '',
         f'`python -m benchmarks.atari_throughput {" ".join(shlex.quote(a) for a in args.argv)}`',
         '',
-        f'{NUM_ENVS} envs x 128 steps, 4 epochs x 4 minibatches, Nature CNN, {args.train_steps:,} agent steps per training run, '
-        f'seed {args.seed}. Frames/s = agent steps/s x {FRAME_SKIP}. Ratio columns: ours steady / SB3 steady, ours whole '
-        f'iteration / SB3 whole learn(); and each row / the raw env. Load average before the run: {load}.',
+        f'{NUM_ENVS} envs x 128 steps per update, 4 epochs x 4 minibatches of 256, Nature CNN, {args.train_steps:,} agent steps per '
+        f'training run, seed {args.seed}, one run after another. Frames/s = agent steps/s x {FRAME_SKIP}. Ratio columns: ours '
+        f'steady / SB3 steady, ours whole iteration / SB3 whole learn(); and each row / the raw env. Load average before the '
+        f'run: {load}.',
         '',
         '| measurement | agent steps/s | frames/s | ours / SB3 | / raw env |',
         '|---|---:|---:|---:|---:|',
@@ -217,10 +237,11 @@ def table(env: dict[str, float], ours: dict[str, float], peer: Optional[dict[str
     for name, rate, versus_peer, versus_raw in rows:
         lines.append(f'| {name} | {_number(rate)} | {_number(rate * FRAME_SKIP)} | {versus_peer} | {versus_raw} |')
     lines.append('')
-    lines.append(
-        f'Ours: first progress line {ours["first_progress_s"]:.1f} s after launch, {ours["progress_lines"]} progress lines, '
-        f'{ours["env_steps"]:,} env steps in {ours["process_s"]:.1f} s of process.'
-    )
+    for configuration, measured in ours.items():
+        lines.append(
+            f'Ours, {CONFIGURATIONS[configuration][0]}: first progress line {measured["first_progress_s"]:.1f} s after launch, '
+            f'{measured["progress_lines"]} progress lines, {measured["env_steps"]:,} env steps in {measured["process_s"]:.1f} s of process.'
+        )
     if not peer:
         lines.append('SB3 not run (--skip_peers).')
     return '\n'.join(lines) + '\n'
@@ -350,6 +371,7 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     parser.add_argument('--env_seconds', type=float, default=20.0, help='seconds of random-action stepping of the raw env')
     parser.add_argument('--train_steps', type=int, default=51_200, help='agent steps of our training run and of SB3 (50 rollouts)')
     parser.add_argument('--seed', type=int, default=1)
+    parser.add_argument('--configurations', default=','.join(CONFIGURATIONS), help=f'our training runs to measure, of {", ".join(CONFIGURATIONS)}')
     parser.add_argument('--skip_peers', action='store_true', help='run only our side')
     parser.add_argument('--profile', action='store_true', help='then profile our actor collect and learner update in-process')
     parser.add_argument('--profile_only', action='store_true', help='only the profile (no env, training or SB3 measurement)')
@@ -361,6 +383,10 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     parser.add_argument('--out', default='benchmarks/results/atari_throughput.md', help='markdown file of the table')
     args = parser.parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)
+    args.configurations = [name for name in args.configurations.split(',') if name]
+    unknown = sorted(set(args.configurations) - set(CONFIGURATIONS))
+    if unknown or not args.configurations:
+        parser.error(f'--configurations: unknown {unknown} (choose from {", ".join(CONFIGURATIONS)})')
     if args.train_steps < 2 * NUM_ENVS * 128:
         parser.error(f'--train_steps must be at least {2 * NUM_ENVS * 128} (two rollouts) for a steady rate')
     if args.env_seconds <= 0 or args.profile_iterations < 1:
@@ -378,9 +404,11 @@ def main(argv: Optional[list[str]] = None) -> int:
         print(f'(a) raw env: {args.env_seconds:g} s + {args.env_seconds / 2:g} s of random actions', flush=True)
         env = measure_env(args.env_seconds, args.seed)
         print(f'    {env["raw"]:,.0f} agent steps/s raw, {env["wrapper"]:,.0f} through our wrapper', flush=True)
-        print('(b) our PPO training', flush=True)
-        ours = measure_ours(args, raw_dir / 'ours')
-        print(f'    {ours["steady"]:,.0f} agent steps/s steady, {ours["csv_rate"]:,.0f} whole iteration', flush=True)
+        ours = {}
+        for configuration in args.configurations:
+            print(f'(b) our training: {CONFIGURATIONS[configuration][0]}', flush=True)
+            ours[configuration] = measure_ours(args, configuration, raw_dir / configuration)
+            print(f'    {ours[configuration]["steady"]:,.0f} agent steps/s steady, {ours[configuration]["csv_rate"]:,.0f} whole iteration', flush=True)
         peer = None
         if python is not None:
             print('(c) SB3 PPO', flush=True)
