@@ -1,6 +1,6 @@
 """Atari throughput on Breakout (8 envs x 128 steps, 4 epochs x 4 minibatches, Nature CNN): our PPO (1 actor x 8
 envs, and run_atari's default of 2 x 4) and APPO (2 workers x 4 envs), against the raw environment and against
-Stable-Baselines3's PPO, in one run on the same machine.
+Stable-Baselines3's PPO and Sample Factory's APPO, in one run on the same machine.
 
     python -m benchmarks.atari_throughput                  # about 6 minutes on 2 cores
     python -m benchmarks.atari_throughput --skip_peers     # ours only
@@ -21,6 +21,12 @@ Measures, one after another (never two at once):
 (c) SB3 PPO with the rl-baselines3-zoo Atari hyperparameters (`/work/shared/peers/sb3_atari_ppo.py --total
     <--train_steps> --seed 1`) in the scratch venv /tmp/peer-venv, created when missing. Its steady figure
     excludes its first rollout, as ours excludes start-up.
+(d) Sample Factory 2.1.1's APPO (`sf_examples.atari.train_atari`, 2 workers x 4 envs, its Atari defaults: rollout
+    128, batch 256, 4 epochs x 4 minibatches, the same Nature CNN) in its own scratch venv /tmp/sf-venv (it needs
+    the gymnasium 0.29 API; created when missing), once per `--sf_modes`: sync (its Atari default), async
+    (`--async_rl=True --worker_num_splits=2`) and serial (`--serial_mode=True`), each for --train_steps agent steps.
+    Its steady figure is the frames it counted from its first FPS report after --sf_warmup_seconds to its last, over
+    the time between them by its own log timestamps, divided by the frame skip (Sample Factory counts frames).
 
 Frames/s are agent steps/s x 4 (the frame skip). The table is printed and saved to
 benchmarks/results/atari_throughput.md. The load average is recorded with it: on a busy machine the figures are
@@ -36,12 +42,14 @@ from __future__ import annotations
 
 import argparse
 import csv
+import datetime
 import json
 import math
 import os
 import re
 import shlex
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -55,6 +63,14 @@ NUM_ENVS = 8
 FRAME_SKIP = 4
 ATARI_PEER_PACKAGES = (*PEER_PACKAGES, 'ale-py==0.12.1', 'opencv-python-headless')
 ATARI_PEER_IMPORTS = ('torch', 'stable_baselines3', 'gymnasium', 'ale_py', 'cv2')
+SF_VENV = Path('/tmp/sf-venv')
+SF_PACKAGES = ('torch==2.13.0', 'sample-factory==2.1.1', 'gymnasium==0.29.1', 'numpy<2', 'ale-py==0.9.1', 'opencv-python-headless')
+SF_IMPORTS = ('torch', 'sample_factory', 'sf_examples', 'ale_py', 'cv2')
+# ale-py >= 0.9 registers its Atari ids only when imported, and gymnasium 0.29 does not import it: a .pth file in the
+# scratch venv imports it when SF_ALE_REGISTER is set.
+SF_ALE_REGISTER_PTH = 'import os; os.environ.get("SF_ALE_REGISTER") and __import__("ale_py")\n'
+SF_MODES = {'sync': [], 'async': ['--async_rl=True', '--worker_num_splits=2'], 'serial': ['--serial_mode=True']}
+_SF_REPORT = re.compile(r'\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+)\]\[\d+\] Fps is .*Total num frames: (\d+)\.')
 _PROGRESS = re.compile(r'env steps ([\d,]+)/')
 _ITERATION_END = re.compile(r'iteration \d+: ')
 
@@ -122,6 +138,13 @@ CONFIGURATIONS = {
             '--num_batches_per_epoch=4', '--num_epochs=4',
         ],
     ),  # fmt: skip
+    'appo_2x4_sync': (
+        'APPO, 2 workers x 4 envs, synchronous (--async_rl=false)',
+        [
+            'deep_rl_zoo.appo.run_atari', '--num_workers=2', '--num_envs_per_worker=4', '--rollout=128', '--batch_size=256',
+            '--num_batches_per_epoch=4', '--num_epochs=4', '--async_rl=false',
+        ],
+    ),  # fmt: skip
 }
 
 
@@ -135,6 +158,27 @@ def measure_ours(args: argparse.Namespace, configuration: str, run_dir: Path) ->
     return measure_training(command, run_dir)
 
 
+def run_stamped(command: list[str], cwd: Path, log_path: Path, environment: Optional[dict[str, str]] = None) -> tuple[list[tuple[float, str]], float, int]:
+    """Runs `command`, stamping each output line with the seconds since launch as it arrives (also written to
+    `log_path`); returns the stamped lines, the seconds the process ran and its exit code. Interrupted, the process
+    is terminated (our run scripts stop their actors cleanly on SIGTERM)."""
+    stamped: list[tuple[float, str]] = []
+    with open(log_path, 'w', encoding='utf-8') as log:
+        launch = time.monotonic()
+        process = subprocess.Popen(command, cwd=cwd, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            for line in process.stdout:
+                now = time.monotonic() - launch
+                log.write(f'[{now:8.2f}] {line}')
+                stamped.append((now, line))
+            process.wait()
+        finally:
+            if process.poll() is None:
+                process.terminate()
+                process.wait(15)
+        return stamped, time.monotonic() - launch, process.returncode
+
+
 def measure_training(command: list[str], run_dir: Path) -> dict[str, float]:
     """Runs `command` (one iteration of one of our run scripts, without evaluation) with its results CSV and
     checkpoints in `run_dir`, and reads its throughput from the live progress lines and the CSV."""
@@ -144,23 +188,9 @@ def measure_training(command: list[str], run_dir: Path) -> dict[str, float]:
     results_csv = run_dir / 'results.csv'
     command = [*command, f'--results_csv_path={results_csv}', f'--checkpoint_dir={run_dir / "checkpoints"}']
     print(f'ours: {" ".join(command[2:])}', flush=True)
-    stamped: list[tuple[float, str]] = []  # (seconds since launch, line)
-    with open(run_dir / 'log.txt', 'w', encoding='utf-8') as log:
-        launch = time.monotonic()
-        process = subprocess.Popen(command, cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        try:
-            for line in process.stdout:
-                now = time.monotonic() - launch
-                log.write(f'[{now:8.2f}] {line}')
-                stamped.append((now, line))
-            process.wait()
-        finally:
-            if process.poll() is None:  # interrupted: the run script stops its actor cleanly on SIGTERM
-                process.terminate()
-                process.wait(15)
-        total = time.monotonic() - launch
-    if process.returncode != 0:
-        raise SystemExit(f'error: our training exited with code {process.returncode}; see {run_dir / "log.txt"}')
+    stamped, total, returncode = run_stamped(command, REPO_ROOT, run_dir / 'log.txt')
+    if returncode != 0:
+        raise SystemExit(f'error: our training exited with code {returncode}; see {run_dir / "log.txt"}')
     with open(results_csv, newline='', encoding='utf-8') as file:
         row = list(csv.DictReader(file))[-1]
     steady, marks = steady_rate(stamped)
@@ -192,6 +222,53 @@ def measure_sb3(args: argparse.Namespace, run_dir: Path, python: Path) -> dict[s
     return {'steady': float(steady) if steady else math.nan, 'whole': float(result['sps']), 'steps': result['steps']}
 
 
+def ensure_sample_factory_venv(venv: Path) -> Path:
+    """The python of Sample Factory's scratch venv, created when missing, with the ale-py registration hook."""
+    python = ensure_peer_venv(venv, SF_PACKAGES, SF_IMPORTS)
+    site_packages = Path(subprocess.run([str(python), '-c', 'import sysconfig; print(sysconfig.get_paths()["purelib"])'], capture_output=True, text=True, check=True).stdout.strip())
+    hook = site_packages / 'zz_ale_register.pth'
+    if not hook.exists() or hook.read_text(encoding='utf-8') != SF_ALE_REGISTER_PTH:
+        hook.write_text(SF_ALE_REGISTER_PTH, encoding='utf-8')
+    return python
+
+
+def sample_factory_steady_rate(stamped: list[tuple[float, str]], warmup_seconds: float) -> tuple[float, int]:
+    """Steady agent steps/s of a Sample Factory run, and how many FPS reports it spans: frames counted between its
+    first FPS report at least `warmup_seconds` after its first one and its last report, over the time between them
+    by Sample Factory's own log timestamps (its 10-second figures count whole 4,096-frame batches, too coarse to
+    compare), divided by the frame skip."""
+    reports = []
+    for _, line in stamped:
+        match = _SF_REPORT.search(line)
+        if match:
+            stamp = datetime.datetime.strptime(match.group(1), '%Y-%m-%d %H:%M:%S,%f').timestamp()
+            reports.append((stamp, int(match.group(2))))
+    if not reports:
+        return math.nan, 0
+    steady = [report for report in reports if report[0] - reports[0][0] >= warmup_seconds]
+    if len(steady) < 2 or steady[-1][1] <= steady[0][1]:
+        return math.nan, len(steady)
+    return (steady[-1][1] - steady[0][1]) / (steady[-1][0] - steady[0][0]) / FRAME_SKIP, len(steady)
+
+
+def measure_sample_factory(args: argparse.Namespace, mode: str, run_dir: Path, python: Path) -> dict[str, float]:
+    """Runs Sample Factory's APPO on Breakout in `mode` for --train_steps agent steps and reads its FPS reports."""
+    if run_dir.exists():
+        shutil.rmtree(run_dir)
+    run_dir.mkdir(parents=True)
+    command = [
+        str(python), '-m', 'sf_examples.atari.train_atari', '--env=atari_breakout', '--experiment=bench', f'--train_dir={run_dir}',
+        '--num_workers=2', '--num_envs_per_worker=4', '--device=cpu', f'--seed={args.seed}',
+        f'--train_for_env_steps={args.train_steps * FRAME_SKIP}', *SF_MODES[mode],
+    ]  # fmt: skip
+    print(f'Sample Factory ({mode}): {" ".join(command[1:])}', flush=True)
+    stamped, total, returncode = run_stamped(command, run_dir, run_dir / 'log.txt', {**os.environ, 'SF_ALE_REGISTER': '1'})
+    if returncode != 0:
+        raise SystemExit(f'error: Sample Factory ({mode}) exited with code {returncode}; see {run_dir / "log.txt"}')
+    steady, reports = sample_factory_steady_rate(stamped, args.sf_warmup_seconds)
+    return {'steady': steady, 'whole': args.train_steps / total, 'reports': reports, 'process_s': total}
+
+
 def _number(value: float, digits: int = 0) -> str:
     return 'n/a' if value is None or math.isnan(value) else f'{value:,.{digits}f}'
 
@@ -202,7 +279,9 @@ def _ratio(numerator: float, denominator: Optional[float]) -> str:
     return f'{numerator / denominator:.2f}'
 
 
-def table(env: dict[str, float], ours: dict[str, dict[str, float]], peer: Optional[dict[str, float]], args: argparse.Namespace, load: str) -> str:
+def table(
+    env: dict[str, float], ours: dict[str, dict[str, float]], peer: Optional[dict[str, float]], sample_factory: dict[str, dict[str, float]], args: argparse.Namespace, load: str,
+) -> str:
     raw = env['raw']
     peer_steady = peer['steady'] if peer else None
     peer_whole = peer['whole'] if peer else None
@@ -221,8 +300,10 @@ def table(env: dict[str, float], ours: dict[str, dict[str, float]], peer: Option
             ('**SB3 PPO, steady** (first rollout excluded)', peer['steady'], '', _ratio(peer['steady'], raw)),
             ('SB3 PPO, whole learn()', peer['whole'], '', _ratio(peer['whole'], raw)),
         ]
+    for mode, measured in sample_factory.items():
+        rows.append((f'**Sample Factory 2.1.1 APPO, {mode}, steady** (frames between FPS reports / {FRAME_SKIP})', measured['steady'], '', _ratio(measured['steady'], raw)))
     lines = [
-        '# Atari throughput on Breakout: our PPO and APPO against the raw environment and SB3 PPO',
+        '# Atari throughput on Breakout: our PPO and APPO against the raw environment, SB3 PPO and Sample Factory APPO',
         '',
         f'`python -m benchmarks.atari_throughput {" ".join(shlex.quote(a) for a in args.argv)}`',
         '',
@@ -236,14 +317,25 @@ def table(env: dict[str, float], ours: dict[str, dict[str, float]], peer: Option
     ]
     for name, rate, versus_peer, versus_raw in rows:
         lines.append(f'| {name} | {_number(rate)} | {_number(rate * FRAME_SKIP)} | {versus_peer} | {versus_raw} |')
+    if sample_factory:
+        ours_appo = {CONFIGURATIONS[name][0]: measured['steady'] for name, measured in ours.items() if name.startswith('appo')}
+        ours_best = max((measured['steady'] for measured in ours.values()), default=math.nan)
+        lines_sf = ['', '| ours, steady / Sample Factory steady | ' + ' | '.join(sample_factory) + ' |', '|---|' + '---:|' * len(sample_factory)]
+        for name, rate in [*ours_appo.items(), ('best of ours', ours_best)]:
+            lines_sf.append(f'| {name} | ' + ' | '.join(_ratio(rate, measured['steady']) for measured in sample_factory.values()) + ' |')
+    else:
+        lines_sf = []
     lines.append('')
     for configuration, measured in ours.items():
         lines.append(
             f'Ours, {CONFIGURATIONS[configuration][0]}: first progress line {measured["first_progress_s"]:.1f} s after launch, '
             f'{measured["progress_lines"]} progress lines, {measured["env_steps"]:,} env steps in {measured["process_s"]:.1f} s of process.'
         )
+    for mode, measured in sample_factory.items():
+        lines.append(f'Sample Factory, {mode}: {measured["reports"]} FPS reports from {args.sf_warmup_seconds:g} s after its first one, {measured["process_s"]:.1f} s of process.')
     if not peer:
-        lines.append('SB3 not run (--skip_peers).')
+        lines.append('SB3 and Sample Factory not run (--skip_peers).')
+    lines += lines_sf
     return '\n'.join(lines) + '\n'
 
 
@@ -379,6 +471,9 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     parser.add_argument('--cprofile', action='store_true', help='with --profile: also print cProfile top functions')
     parser.add_argument('--extra_flags', default='', help="flags added to our run_atari command line; use the = form: --extra_flags='--learner_threads=1'")
     parser.add_argument('--peer_venv', default=str(PEER_VENV), help='scratch venv of the peers (created when missing)')
+    parser.add_argument('--sf_venv', default=str(SF_VENV), help="Sample Factory's scratch venv (created when missing)")
+    parser.add_argument('--sf_modes', default=','.join(SF_MODES), help=f'Sample Factory modes to run, of {", ".join(SF_MODES)}; empty: none')
+    parser.add_argument('--sf_warmup_seconds', type=float, default=60.0, help="Sample Factory FPS reports before this are start-up")
     parser.add_argument('--peers_dir', default=str(default_peers_dir()), help='directory of the peer scripts')
     parser.add_argument('--out', default='benchmarks/results/atari_throughput.md', help='markdown file of the table')
     args = parser.parse_args(argv)
@@ -387,6 +482,9 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     unknown = sorted(set(args.configurations) - set(CONFIGURATIONS))
     if unknown or not args.configurations:
         parser.error(f'--configurations: unknown {unknown} (choose from {", ".join(CONFIGURATIONS)})')
+    args.sf_modes = [mode for mode in args.sf_modes.split(',') if mode]
+    if set(args.sf_modes) - set(SF_MODES):
+        parser.error(f'--sf_modes: unknown {sorted(set(args.sf_modes) - set(SF_MODES))} (choose from {", ".join(SF_MODES)})')
     if args.train_steps < 2 * NUM_ENVS * 128:
         parser.error(f'--train_steps must be at least {2 * NUM_ENVS * 128} (two rollouts) for a steady rate')
     if args.env_seconds <= 0 or args.profile_iterations < 1:
@@ -414,7 +512,14 @@ def main(argv: Optional[list[str]] = None) -> int:
             print('(c) SB3 PPO', flush=True)
             peer = measure_sb3(args, raw_dir / 'sb3', python)
             print(f'    {peer["steady"]:,.0f} agent steps/s steady, {peer["whole"]:,.0f} whole learn()', flush=True)
-        report = table(env, ours, peer, args, load)
+        sample_factory = {}
+        if not args.skip_peers and args.sf_modes:
+            sf_python = ensure_sample_factory_venv(Path(args.sf_venv))
+            for mode in args.sf_modes:
+                print(f'(d) Sample Factory APPO, {mode}', flush=True)
+                sample_factory[mode] = measure_sample_factory(args, mode, raw_dir / f'sample_factory_{mode}', sf_python)
+                print(f'    {sample_factory[mode]["steady"]:,.0f} agent steps/s steady ({sample_factory[mode]["reports"]} reports)', flush=True)
+        report = table(env, ours, peer, sample_factory, args, load)
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(report, encoding='utf-8')
         print()

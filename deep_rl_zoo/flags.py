@@ -405,7 +405,7 @@ def define_appo(*, atari: bool = False) -> None:
     flags.DEFINE_list('encoder_mlp_layers', ['512', '512'], 'Hidden layer sizes of the MLP encoder (vector observations).')
     flags.DEFINE_enum('encoder_conv_architecture', 'convnet_atari', ['convnet_atari'], "The conv encoder: Nature DQN's (32x8x8/4, 64x4x4/2, 64x3x3/1).")
     flags.DEFINE_list('encoder_conv_mlp_layers', ['512'], 'Fully connected layer sizes after the conv encoder.')
-    flags.DEFINE_bool('use_rnn', False, 'A recurrent core between encoder and heads (not offered yet: must be false).')
+    flags.DEFINE_bool('use_rnn', False, 'A recurrent core (--rnn_type, --rnn_size) between the shared encoder and the heads, trained on chunks of --recurrence steps.')
     flags.DEFINE_integer('rnn_size', 512, 'Hidden size of the recurrent core.', lower_bound=1)
     flags.DEFINE_enum('rnn_type', 'gru', ['gru', 'lstm'], 'Cell of the recurrent core.')
     flags.DEFINE_enum('nonlinearity', 'elu', ['elu', 'relu', 'tanh'], 'Activation of the encoder.')

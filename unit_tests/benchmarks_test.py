@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from benchmarks import atari_throughput, cartpole_time_to_solve, learning
 
 REPO_ROOT = learning.REPO_ROOT
@@ -39,6 +41,25 @@ def test_steady_rate_spans_rollout_lines_and_skips_the_forced_last_line():
     rate, _ = atari_throughput.steady_rate([lines[1], lines[4], lines[5]])
     assert rate == 2048 / 58.0
     assert math.isnan(atari_throughput.steady_rate(lines[:2])[0])
+
+
+def test_sample_factory_rate_counts_frames_between_reports_by_its_own_timestamps():
+    def report(clock, frames, arrival):
+        return (arrival, f'[36m[2026-12-01 18:00:{clock}][05267] Fps is (10 sec: 819.2, 60 sec: 682.7, 300 sec: 667.5). Total num frames: {frames}. Throughput: 0: 169.0.')
+
+    lines = [
+        report('00,000', 0, 5.0),
+        (5.1, '[2026-12-01 18:00:01,000][05267] Avg episode reward: [(0, 0.3)]'),
+        report('05,000', 4096, 30.0),  # arrival times are bursty (buffered output): the log's own clock counts
+        report('10,000', 8192, 30.1),
+        report('30,500', 20480, 30.2),
+        report('40,500', 28672, 30.3),
+    ]
+    rate, reports = atari_throughput.sample_factory_steady_rate(lines, 10.0)
+    # From the first report 10 s or more after the first one (8,192 frames at :10) to the last (28,672 at :40.5).
+    assert reports == 3 and rate == pytest.approx((28672 - 8192) / 30.5 / 4)
+    assert math.isnan(atari_throughput.sample_factory_steady_rate(lines, 35.0)[0])  # one report is no span
+    assert atari_throughput.sample_factory_steady_rate(lines[1:2], 0.0) == (pytest.approx(math.nan, nan_ok=True), 0)
 
 
 def test_extra_flags_apply_to_all_or_to_the_named_agent():

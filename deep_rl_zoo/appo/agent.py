@@ -26,6 +26,7 @@ Sample Factory's names are the flags (`flags.define_appo`); `run_values` transla
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
 from typing import Any, Optional
@@ -36,7 +37,7 @@ from torch import nn
 
 from deep_rl_zoo import main_loop, multistep, policy_gradient, trackers, vtrace
 from deep_rl_zoo.appo import sample_factory_config
-from deep_rl_zoo.greedy_actors import as_tensor
+from deep_rl_zoo.greedy_actors import PolicyGreedyActor, as_tensor
 from deep_rl_zoo.gym_env import VectorEnvironment
 from deep_rl_zoo.networks.common import CHANNELS_LAST_MIN_BATCH
 from deep_rl_zoo.networks.policy import CategoricalActorCriticOutput
@@ -131,9 +132,15 @@ def _encoder(observation_shape: tuple[int, ...], mlp_layers: list[int], conv_mlp
 class AppoNetwork(nn.Module):
     """One policy of APPO: observations scaled ((x - obs_subtract_mean) / obs_scale) and, with `normalize_input`,
     normalised per element by running statistics (Sample Factory: clip 5, epsilon 1e-5); an encoder shared by the
-    policy and value heads (or one each); the value head predicts returns normalised by `return_normalizer` when
-    there is one. The statistics are non-trainable parameters, so they reach the actors with the weights and are
-    saved in checkpoints. Every layer is initialised as `initialization` says (Sample Factory: heads included)."""
+    policy and value heads (or one each); with `rnn_type` ('gru' or 'lstm', Sample Factory's use_rnn) a recurrent
+    core of `rnn_size` units between the shared encoder and the heads; the value head predicts returns normalised
+    by `return_normalizer` when there is one. The statistics are non-trainable parameters, so they reach the actors
+    with the weights and are saved in checkpoints. Every linear and convolutional layer is initialised as
+    `initialization` says (Sample Factory: heads included; the recurrent cell keeps torch's own initialisation).
+
+    The core's state is one tensor [B, state_size] per environment (an LSTM's h and c side by side): `step` advances
+    it by one observation, `unroll` over [T, B] observations, zeroing it before each step that starts an episode.
+    """
 
     def __init__(
         self,
@@ -149,6 +156,8 @@ class AppoNetwork(nn.Module):
         obs_scale: float = 1.0,
         initialization: str = 'orthogonal',
         init_gain: float = 1.0,
+        rnn_type: Optional[str] = None,
+        rnn_size: int = 512,
     ):
         super().__init__()
         activation = _ACTIVATIONS[nonlinearity]
@@ -159,6 +168,17 @@ class AppoNetwork(nn.Module):
         self.return_normalizer = ReturnNormalizer() if normalize_returns else None
         self.encoder, features = _encoder(observation_shape, mlp_layers, conv_mlp_layers, activation)
         self.value_encoder = None if share_weights else _encoder(observation_shape, mlp_layers, conv_mlp_layers, activation)[0]
+        self.core: Optional[nn.Module] = None
+        self.state_size = 0
+        if rnn_type is not None:
+            if not share_weights:
+                raise ValueError('a recurrent core needs shared weights (--actor_critic_share_weights=true)')
+            if rnn_type not in ('gru', 'lstm'):
+                raise ValueError(f"rnn_type must be 'gru' or 'lstm', got {rnn_type!r}")
+            self.core = (nn.GRUCell if rnn_type == 'gru' else nn.LSTMCell)(features, rnn_size)
+            self.rnn_size = rnn_size
+            self.state_size = rnn_size if rnn_type == 'gru' else 2 * rnn_size
+            features = rnn_size
         self.policy_head = nn.Linear(features, num_actions)
         self.value_head = nn.Linear(features, 1)
         for layer in self.modules():
@@ -176,7 +196,16 @@ class AppoNetwork(nn.Module):
             observation = observation - self.obs_subtract_mean
         return observation / self.obs_scale if self.obs_scale != 1.0 else observation
 
-    def forward(self, observation: torch.Tensor) -> CategoricalActorCriticOutput:
+    @property
+    def is_recurrent(self) -> bool:
+        return self.core is not None
+
+    def initial_state(self, batch_size: int) -> torch.Tensor:
+        """The zero core state of `batch_size` environments, [batch_size, state_size]."""
+        return torch.zeros(batch_size, self.state_size, device=self.value_head.weight.device)
+
+    def _encode(self, observation: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The encoder's features for the policy and for the value head, [B, features] each."""
         if self.observation_normalizer is not None:
             x = self._scale_and_normalize(observation)
         else:
@@ -184,8 +213,46 @@ class AppoNetwork(nn.Module):
         if x.dim() == 4 and x.shape[0] >= CHANNELS_LAST_MIN_BATCH:
             x = x.contiguous(memory_format=torch.channels_last)
         features = self.encoder(x)
-        value_features = features if self.value_encoder is None else self.value_encoder(x)
+        return features, (features if self.value_encoder is None else self.value_encoder(x))
+
+    def _core_step(self, features: torch.Tensor, state: torch.Tensor) -> torch.Tensor:
+        """One step of the recurrent core: the new state [B, state_size]; its first rnn_size columns are the output."""
+        if isinstance(self.core, nn.LSTMCell):
+            h, c = self.core(features, state.split(self.rnn_size, dim=-1))
+            return torch.cat([h, c], dim=-1)
+        return self.core(features, state)
+
+    def forward(self, observation: torch.Tensor) -> CategoricalActorCriticOutput:
+        """The feed-forward network on a batch of observations [B, ...] (a recurrent one: see `step`)."""
+        if self.is_recurrent:
+            raise TypeError('this APPO network is recurrent: call step(observation, state) or unroll(...)')
+        features, value_features = self._encode(observation)
         return CategoricalActorCriticOutput(self.policy_head(features), self.value_head(value_features).squeeze(-1))
+
+    def step(self, observation: torch.Tensor, state: torch.Tensor) -> tuple[CategoricalActorCriticOutput, torch.Tensor]:
+        """One acting step of a recurrent network: outputs for observations [B, ...] from core states [B, S] (already
+        zeroed where an episode starts), and the next states."""
+        features, _ = self._encode(observation)
+        state = self._core_step(features, state)
+        core_output = state[:, : self.rnn_size]
+        return CategoricalActorCriticOutput(self.policy_head(core_output), self.value_head(core_output).squeeze(-1)), state
+
+    def unroll(self, observation: torch.Tensor, state: torch.Tensor, episode_start: torch.Tensor) -> CategoricalActorCriticOutput:
+        """Outputs [T, B] of a recurrent network over observations [T, B, ...] from the core states [B, S] before the
+        first step; the state is zeroed before every later step t where `episode_start[t]` (the first step's state is
+        taken as given: the actor zeroed it already). The encoder runs once over all T x B observations."""
+        num_steps, batch_size = observation.shape[:2]
+        features, _ = self._encode(observation.flatten(0, 1))
+        features = features.view(num_steps, batch_size, -1)
+        keep = (~episode_start).to(features.dtype).unsqueeze(-1)
+        outputs = []
+        for t in range(num_steps):
+            if t > 0:
+                state = state * keep[t]
+            state = self._core_step(features[t], state)
+            outputs.append(state[:, : self.rnn_size])
+        core_output = torch.stack(outputs)
+        return CategoricalActorCriticOutput(self.policy_head(core_output), self.value_head(core_output).squeeze(-1))
 
     def _scale_and_normalize(self, observation: torch.Tensor) -> torch.Tensor:
         """normalizer(scale(observation)) in one multiply-add and a clamp: with s = obs_scale, m = obs_subtract_mean
@@ -213,6 +280,14 @@ class PolicySet(nn.Module):
 
     def __len__(self) -> int:
         return len(self.policies)
+
+    @property
+    def is_recurrent(self) -> bool:
+        return self.policies[0].is_recurrent
+
+    def step(self, observation: torch.Tensor, state: torch.Tensor) -> tuple[CategoricalActorCriticOutput, torch.Tensor]:
+        """One step of the recurrent policy `eval_policy` (a recurrent run has one policy: see `run_values`)."""
+        return self.policies[self.eval_policy].step(observation, state)
 
     def forward(self, observation: torch.Tensor, policy: Optional[torch.Tensor] = None) -> CategoricalActorCriticOutput:
         if policy is None:
@@ -269,6 +344,8 @@ def make_network(env: VectorEnvironment, values: dict[str, Any]) -> PolicySet:
             obs_scale=values['obs_scale'],
             initialization=values['policy_initialization'],
             init_gain=values['policy_init_gain'],
+            rnn_type=values['rnn_type'] if values['use_rnn'] else None,
+            rnn_size=values['rnn_size'],
         )
         for _ in range(values['num_policies'])
     ]
@@ -278,21 +355,29 @@ def make_network(env: VectorEnvironment, values: dict[str, Any]) -> PolicySet:
 # --- acting ----------------------------------------------------------------------------------------------------------
 
 
-def rollout_spec(env: VectorEnvironment, num_envs: int, unroll_length: int) -> dict[str, tuple[tuple[int, ...], torch.dtype]]:
+def rollout_spec(env: VectorEnvironment, num_envs: int, unroll_length: int, state_size: int = 0) -> dict[str, tuple[tuple[int, ...], torch.dtype]]:
     """`rollouts.bootstrapped_rollout_spec` plus the behaviour logits (kl_loss), the time-limit truncations
-    (value_bootstrap) and which policy acted ([T + 1, N]: the last row is the policy of the bootstrap value)."""
+    (value_bootstrap) and which policy acted ([T + 1, N]: the last row is the policy of the bootstrap value); with a
+    recurrent core (`state_size` > 0) also the core state before each step and whether the step starts an episode
+    ([T + 1, N]: the last row is the bootstrap step's)."""
     spec = bootstrapped_rollout_spec(env, num_envs, unroll_length)
-    return {
+    spec = {
         **spec,
         'logits': ((unroll_length, num_envs, int(env.single_action_space.n)), torch.float32),
         'time_out': ((unroll_length, num_envs), torch.bool),
         'policy': ((unroll_length + 1, num_envs), torch.int64),
     }
+    if state_size:
+        spec['core_state'] = ((unroll_length + 1, num_envs, state_size), torch.float32)
+        spec['episode_start'] = ((unroll_length + 1, num_envs), torch.bool)
+    return spec
 
 
 class AppoActor(SamplingActor):
     """Samples each environment's policy for `rollout` steps and fills one rollout per `collect`. Rewards are
-    stored as the environment gives them (scaled and clipped by the learner); discounts are gamma * (1 - terminal)."""
+    stored as the environment gives them (scaled and clipped by the learner); discounts are gamma * (1 - terminal).
+    A recurrent policy keeps one core state per environment, zeroed when an episode starts, and stores the state
+    each step starts from (the learner unrolls its chunks from them)."""
 
     def __init__(
         self,
@@ -309,6 +394,9 @@ class AppoActor(SamplingActor):
         self._random = np.random.default_rng(seed)
         self.policy = self._random.integers(len(network), size=env.num_envs)
         self._episodes_played = np.zeros(env.num_envs, dtype=np.int64)
+        if network.is_recurrent:
+            self._core_state = network.policies[0].initial_state(env.num_envs).to(device)
+            self._episode_start = torch.ones(env.num_envs, dtype=torch.bool, device=device)
 
     def _after_episodes(self, ended: np.ndarray) -> None:
         """Every 10th episode of an environment ends with a new random policy for it (Sample Factory)."""
@@ -320,10 +408,15 @@ class AppoActor(SamplingActor):
     @torch.no_grad()
     def collect(self, buffer: dict[str, torch.Tensor]) -> list[tuple[float, int]]:
         finished: list[tuple[float, int]] = []
+        recurrent = self.network.is_recurrent
         for t in range(self.unroll_length):
             observation = as_tensor(self._observation, self.device)
             policy = torch.from_numpy(self.policy.copy())
-            output = self.network(observation, policy.to(self.device))
+            if recurrent:
+                state = self._starting_state(buffer, t)
+                output, self._core_state = self.network.step(observation, state)
+            else:
+                output = self.network(observation, policy.to(self.device))
             distribution = torch.distributions.Categorical(logits=output.logits, validate_args=False)
             action = distribution.sample()
             step = self.env.step(action.cpu().numpy())
@@ -341,12 +434,25 @@ class AppoActor(SamplingActor):
             finished += self._episodes.step(step.raw_reward, ended)
             self._after_episodes(ended)
             self._observation = step.observation
+            if recurrent:
+                self._episode_start = torch.from_numpy(ended).to(self.device)
         last_observation = as_tensor(self._observation, self.device)
         policy = torch.from_numpy(self.policy.copy())
-        buffer['value'][self.unroll_length] = self.network(last_observation, policy.to(self.device)).value.cpu()
+        if recurrent:  # the next rollout's first step starts from the same state (the actor's state does not advance)
+            output, _ = self.network.step(last_observation, self._starting_state(buffer, self.unroll_length))
+        else:
+            output = self.network(last_observation, policy.to(self.device))
+        buffer['value'][self.unroll_length] = output.value.cpu()
         buffer['policy'][self.unroll_length] = policy
         buffer['last_observation'].copy_(last_observation)
         return finished
+
+    def _starting_state(self, buffer: dict[str, torch.Tensor], t: int) -> torch.Tensor:
+        """The core state step t starts from (zero where an episode starts), stored in the rollout with the flag."""
+        state = self._core_state * (~self._episode_start).to(self._core_state.dtype).unsqueeze(-1)
+        buffer['core_state'][t] = state.cpu()
+        buffer['episode_start'][t] = self._episode_start.cpu()
+        return state
 
 
 # --- learning --------------------------------------------------------------------------------------------------------
@@ -441,9 +547,24 @@ class PolicyTrainer:
             samples=float(num_samples),
         )
 
+    def forward(self, minibatch: dict[str, torch.Tensor]) -> CategoricalActorCriticOutput:
+        """The network's outputs on a minibatch (flat, trajectory-major). A recurrent network unrolls each chunk of
+        `recurrence` consecutive samples (truncated backpropagation through time) from the core state the actor
+        stored at the chunk's first step."""
+        if not self.network.is_recurrent:
+            return self.network(minibatch['observation'])
+        num_chunks = minibatch['action'].shape[0] // self.recurrence
+
+        def time_major(tensor: torch.Tensor) -> torch.Tensor:  # [C * R, ...] -> [R, C, ...]
+            return tensor.view(num_chunks, self.recurrence, *tensor.shape[1:]).transpose(0, 1)
+
+        state = minibatch['core_state'].view(num_chunks, self.recurrence, -1)[:, 0]
+        output = self.network.unroll(time_major(minibatch['observation']), state, time_major(minibatch['episode_start']))
+        return CategoricalActorCriticOutput(output.logits.transpose(0, 1).flatten(0, 1), output.value.transpose(0, 1).flatten())
+
     def minibatch_loss(self, minibatch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         """The loss of the module docstring on one minibatch, and its parts (detached)."""
-        output = self.network(minibatch['observation'])
+        output = self.forward(minibatch)
         distribution = torch.distributions.Categorical(logits=output.logits, validate_args=False)
         log_prob = distribution.log_prob(minibatch['action'])
         ratio = torch.exp(log_prob - minibatch['log_prob'])
@@ -545,8 +666,13 @@ class AppoLearner:
         num_steps, num_envs = reward.shape
         if self.with_vtrace:  # Sample Factory: the current network's log-probs and values against mu's
             with torch.no_grad():
-                observations = torch.cat([batch['observation'].flatten(0, 1), batch['last_observation']])
-                output = self.network(observations, policy.flatten())
+                if self.network.is_recurrent:  # unrolled over the whole rollout from the stored first state
+                    observations = torch.cat([batch['observation'], batch['last_observation'][None]])
+                    output = self.network.policies[0].unroll(observations, batch['core_state'][0], batch['episode_start'])
+                    output = CategoricalActorCriticOutput(output.logits.flatten(0, 1), output.value.flatten())
+                else:
+                    observations = torch.cat([batch['observation'].flatten(0, 1), batch['last_observation']])
+                    output = self.network(observations, policy.flatten())
                 values = self.network.denormalize(output.value, policy.flatten()).view(num_steps + 1, num_envs)
                 logits = output.logits[: num_steps * num_envs]
                 log_prob = torch.distributions.Categorical(logits=logits, validate_args=False).log_prob(batch['action'].flatten())
@@ -577,6 +703,9 @@ class AppoLearner:
             'advantage': _trajectory_major(advantages),
             'return': _trajectory_major(returns),
         }
+        if self.network.is_recurrent:
+            samples['core_state'] = _trajectory_major(batch['core_state'][:-1])
+            samples['episode_start'] = _trajectory_major(batch['episode_start'][:-1])
         policy = _trajectory_major(batch['policy'][:-1])
         for k, trainer in enumerate(self.trainers):
             if len(self.trainers) == 1:
@@ -629,7 +758,7 @@ def build_learner(network: PolicySet, values: dict[str, Any], total_updates: int
             num_epochs=values['num_epochs'],
             num_batches_per_epoch=values['num_batches_per_epoch'],
             shuffle_minibatches=values['shuffle_minibatches'],
-            recurrence=max(values['recurrence'], 1),
+            recurrence=effective_recurrence(values),
             ppo_clip_ratio=values['ppo_clip_ratio'],
             ppo_clip_value=values['ppo_clip_value'],
             value_loss_coeff=values['value_loss_coeff'],
@@ -658,6 +787,37 @@ def build_actor(network: PolicySet, env: VectorEnvironment, values: dict[str, An
     return AppoActor(network, env, values['rollout'], values['gamma'], values.get('terminal_on_life_loss', False), seed, device)
 
 
+class RecurrentGreedyActor:
+    """Plays the most likely action of a recurrent APPO policy (`PolicySet.eval_policy`), one core state per
+    environment, zeroed where an episode starts and after `reset()` (the environments restart)."""
+
+    def __init__(self, network: PolicySet, device: torch.device = torch.device('cpu')):
+        self.network = network
+        self.device = device
+        self.state: Optional[torch.Tensor] = None
+        self._episode_start: Optional[torch.Tensor] = None
+
+    def reset(self) -> None:
+        self.state = None
+
+    def act(self, observation: np.ndarray) -> np.ndarray:
+        if self.state is None:
+            self.state = self.network.policies[self.network.eval_policy].initial_state(len(observation)).to(self.device)
+            self._episode_start = torch.zeros(len(observation), dtype=torch.bool, device=self.device)
+        state = self.state * (~self._episode_start).to(self.state.dtype).unsqueeze(-1)
+        with torch.no_grad():
+            output, self.state = self.network.step(as_tensor(observation, self.device), state)
+        return output.logits.argmax(dim=1).cpu().numpy()
+
+    def observe(self, action: np.ndarray, step: Any) -> None:
+        self._episode_start = as_tensor(step.terminated | step.truncated, self.device)
+
+
+def greedy_actor(network: PolicySet, device: torch.device = torch.device('cpu')) -> PolicyGreedyActor | RecurrentGreedyActor:
+    """APPO's evaluation actor: the most likely action of policy `network.eval_policy`, recurrent or not."""
+    return RecurrentGreedyActor(network, device) if network.is_recurrent else PolicyGreedyActor(network, device)
+
+
 # --- Sample Factory's flags -> the core's values ----------------------------------------------------------------------
 
 
@@ -684,20 +844,32 @@ def apply_config(path: str, flag_values: Any, out: Any = sys.stdout, err: Any = 
         print(note, file=err if note.startswith('warning:') else out, flush=True)
 
 
+def effective_recurrence(values: dict[str, Any]) -> int:
+    """Sample Factory's --recurrence: -1 means the whole rollout with a recurrent core, and 1 without one."""
+    if values['recurrence'] > 0:
+        return values['recurrence']
+    return values['rollout'] if values['use_rnn'] else 1
+
+
 def run_values(kind: str, values: dict[str, Any], explicit: frozenset[str] = frozenset()) -> dict[str, Any]:
     """The core's values (`main_loop.train_actors_and_learner`) from APPO's Sample Factory flag values; `explicit`
     names the flags given on the command line. Raises ValueError naming the flags when they do not fit together."""
     values = {**values, 'environment_kind': kind}
-    if values['use_rnn']:
-        raise ValueError('--use_rnn=true: the recurrent core (GRU/LSTM) is not offered by APPO here yet; use --use_rnn=false')
     if kind == 'atari':
         values['environment_name'] = sample_factory_config.atari_environment_name(values['environment_name'])
         values['environment_frame_skip'] = values['env_frameskip']
         values['environment_frame_stack'] = values['env_framestack']
     num_policies, rollout, envs, workers = values['num_policies'], values['rollout'], values['num_envs_per_worker'], values['num_workers']
-    recurrence = values['recurrence'] if values['recurrence'] > 0 else 1
+    recurrence = effective_recurrence(values)
     if rollout % recurrence:
         raise ValueError(f'--rollout={rollout} must be a multiple of --recurrence={recurrence}')
+    if values['use_rnn']:
+        if num_policies > 1:
+            raise ValueError(f'--use_rnn=true takes one policy here (--num_policies={num_policies}): an environment may change policy mid-rollout, which would cut its chunks')
+        if not values['actor_critic_share_weights']:
+            raise ValueError('--use_rnn=true needs --actor_critic_share_weights=true (one recurrent core for both heads)')
+        if values['batch_size'] % recurrence:
+            raise ValueError(f'--use_rnn=true: --batch_size={values["batch_size"]} must be a multiple of --recurrence={recurrence} (minibatches of whole chunks)')
     batch_samples = values['batch_size'] * values['num_batches_per_epoch'] * num_policies
     rollout_samples = rollout * envs
     policies = f' x --num_policies={num_policies}' if num_policies > 1 else ''
@@ -743,4 +915,8 @@ def train(kind: str) -> None:
         apply_config(flags.FLAGS.config_json, flags.FLAGS)
     explicit = frozenset(name for name in flags.flag_values() if flags.FLAGS[name].present)
     values = run_values(kind, flags.flag_values(), explicit)
-    main_loop.train_actors_and_learner(kind, make_network, build_learner, build_actor, rollout_spec, asynchronous=values['async_rl'], values=values)
+    state_size = (values['rnn_size'] * (2 if values['rnn_type'] == 'lstm' else 1)) if values['use_rnn'] else 0
+    main_loop.train_actors_and_learner(
+        kind, make_network, build_learner, build_actor, functools.partial(rollout_spec, state_size=state_size),
+        asynchronous=values['async_rl'], values=values, make_eval_actor=greedy_actor,
+    )  # fmt: skip

@@ -9,8 +9,7 @@ import torch
 
 from deep_rl_zoo import flags, main_loop
 from deep_rl_zoo.appo import sample_factory_config
-from deep_rl_zoo.appo.agent import make_network
-from deep_rl_zoo.greedy_actors import PolicyGreedyActor
+from deep_rl_zoo.appo.agent import greedy_actor, make_network
 
 flags.define_eval('')
 flags.define_appo_eval()
@@ -20,7 +19,7 @@ def _greedy_actor(network, env, seed):
     if flags.FLAGS.policy_index >= len(network):
         raise ValueError(f'--policy_index={flags.FLAGS.policy_index}: the checkpoint holds {len(network)} policies (0 .. {len(network) - 1})')
     network.eval_policy = flags.FLAGS.policy_index
-    return PolicyGreedyActor(network, torch.device('cpu'))
+    return greedy_actor(network, torch.device('cpu'))
 
 
 def main() -> None:

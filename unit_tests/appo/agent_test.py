@@ -343,5 +343,5 @@ def test_run_values_translate_sample_factory_settings_and_refuse_what_does_not_f
     with pytest.raises(ValueError, match=r'--async_rl=false'):
         agent.run_values('atari', {**base, 'async_rl': False})
     assert agent.run_values('atari', {**base, 'async_rl': False, 'num_workers': 32})['batch_rollouts'] == 32
-    with pytest.raises(ValueError, match='--use_rnn'):
-        agent.run_values('atari', {**base, 'use_rnn': True})
+    with pytest.raises(ValueError, match='--use_rnn=true takes one policy here'):
+        agent.run_values('atari', {**base, 'use_rnn': True, 'num_policies': 2})
