@@ -14,8 +14,8 @@ evaluation, and reads the run's per-iteration results CSV. Outputs:
   threshold, final and best evaluation return, solved?) and one summary row per (agent, environment): median env
   steps and seconds to the threshold over all seeds (an unsolved seed counts as never, so the median is "not
   reached" when half the seeds or more fail) and the count of seeds solved;
-* `screenshots/learning_<env>.png`: evaluation return against env steps, one line per seed, one colour per agent,
-  the threshold dashed;
+* `screenshots/learning_<env>.png`: each agent's median evaluation return over its seeds against env steps, with a
+  min-max band, one colour per agent (one panel per agent from 5 agents on), the threshold dashed;
 * `<dir of out>/raw/<name of out>/<agent>_<env>_seed<S>/`: each run's results.csv, timing.csv (seconds from
   process launch to each CSV row, polled), log.txt and final checkpoint (git ignores raw/).
 
@@ -466,9 +466,39 @@ def write_csv(path: Path, results: list[RunResult], summaries: list[Summary]) ->
             ])
 
 
+SMALL_MULTIPLES_FROM = 5  # agents in one environment from which each gets its own panel
+
+
+def seed_band(group: list[RunResult]) -> tuple[list[float], list[float], list[float], list[float]]:
+    """One agent's curve over its seeds: for each evaluation index i (the i-th evaluation of every seed), the median
+    env steps, and the median, min and max of the seeds' returns there. A run that ended at or above the threshold
+    (stopped when solved) keeps its last return for the evaluations it did not make; a run cut short below it drops
+    out. Evaluations without a finished episode (nan) are left out."""
+    length = max((len(r.eval_returns) for r in group), default=0)
+    xs, medians, lows, highs = [], [], [], []
+    for index in range(length):
+        steps, returns = [], []
+        for r in group:
+            if index < len(r.eval_returns):
+                if not math.isnan(r.eval_returns[index]):
+                    steps.append(r.env_steps[index])
+                    returns.append(r.eval_returns[index])
+            elif r.eval_returns and r.eval_returns[-1] >= r.threshold:
+                returns.append(r.eval_returns[-1])
+        if not steps:
+            continue
+        xs.append(statistics.median(steps))
+        medians.append(statistics.median(returns))
+        lows.append(min(returns))
+        highs.append(max(returns))
+    return xs, medians, lows, highs
+
+
 def plot(results: list[RunResult], directory: Path, ymin: Optional[float] = None) -> list[Path]:
-    """One PNG per environment: eval return vs env steps, a line per seed, a colour per agent, threshold dashed;
-    the y axis starts at `ymin` when given (early returns far below it are cut off)."""
+    """One PNG per environment: each agent's median greedy return over its seeds against env steps, with a band from
+    the lowest to the highest seed, one colour per agent, the threshold dashed; from SMALL_MULTIPLES_FROM agents on,
+    one panel per agent (same axes). The y axis starts at `ymin` when given (early returns far below it are cut off).
+    The per-seed numbers stay in the CSV."""
     import matplotlib
 
     matplotlib.use('Agg')
@@ -479,26 +509,38 @@ def plot(results: list[RunResult], directory: Path, ymin: Optional[float] = None
     colours = {agent: plt.get_cmap('tab10')(index % 10) for index, agent in enumerate(agents)}
     paths = []
     for environment in sorted({r.run.environment for r in results}):
-        figure, axes = plt.subplots(figsize=(8, 5), dpi=100)
         group = [r for r in results if r.run.environment == environment]
-        labelled: set[str] = set()
-        for r in sorted(group, key=lambda r: (r.run.agent, r.run.seed)):
-            points = [(s, v) for s, v in zip(r.env_steps, r.eval_returns) if not math.isnan(v)]
-            if not points:
+        present = sorted({r.run.agent for r in group})
+        panels = len(present) if len(present) >= SMALL_MULTIPLES_FROM else 1
+        columns = min(panels, 3)
+        rows = math.ceil(panels / columns)
+        figure, grid = plt.subplots(rows, columns, figsize=(8 if panels == 1 else 4.2 * columns, 5 if panels == 1 else 3.2 * rows), dpi=100, sharex=True, sharey=True, squeeze=False)
+        axes_list = list(grid.flat)
+        for index, agent in enumerate(present):
+            axes = axes_list[index if panels > 1 else 0]
+            runs = [r for r in group if r.run.agent == agent]
+            xs, medians, lows, highs = seed_band(runs)
+            if not xs:
                 continue
-            seeds = sum(1 for other in group if other.run.agent == r.run.agent)
-            label = None if r.run.agent in labelled else f'{r.run.agent.upper()} ({seeds} seed{"s" if seeds > 1 else ""})'
-            labelled.add(r.run.agent)
-            xs, ys = zip(*points)
-            axes.plot(xs, ys, color=colours[r.run.agent], marker='o', markersize=3, linewidth=1.3, alpha=0.85, label=label)
-        axes.axhline(group[0].threshold, color='black', linestyle='--', linewidth=1, label=f'threshold {group[0].threshold:g}')
-        axes.set_xlabel('env steps')
-        axes.set_ylabel('greedy evaluation return (mean of episodes)' + (f', axis cut at {ymin:g}' if ymin is not None else ''))
-        if ymin is not None:
-            axes.set_ylim(bottom=ymin)
-        axes.set_title(f'{environment}: evaluation return, one line per seed')
-        axes.grid(alpha=0.3)
-        axes.legend(loc='best')
+            seeds = len(runs)
+            label = f'{agent.upper()} (median of {seeds} seed{"s" if seeds > 1 else ""}, min-max band)' if seeds > 1 else agent.upper()
+            axes.plot(xs, medians, color=colours[agent], marker='o', markersize=3, linewidth=1.5, label=label)
+            if seeds > 1:
+                axes.fill_between(xs, lows, highs, color=colours[agent], alpha=0.2, linewidth=0)
+        for index, axes in enumerate(axes_list):
+            if index >= (len(present) if panels > 1 else 1):  # the grid's spare cells
+                axes.set_visible(False)
+                continue
+            axes.axhline(group[0].threshold, color='black', linestyle='--', linewidth=1, label=f'threshold {group[0].threshold:g}')
+            if ymin is not None:
+                axes.set_ylim(bottom=ymin)
+            axes.grid(alpha=0.3)
+            axes.legend(loc='best', fontsize='small' if panels > 1 else None)
+        for axes in grid[-1]:
+            axes.set_xlabel('env steps')
+        for axes in grid[:, 0]:
+            axes.set_ylabel('greedy evaluation return' + (f' (axis cut at {ymin:g})' if ymin is not None else ''))
+        figure.suptitle(f'{environment}: median greedy return over seeds, min-max band\n(a seed stopped when solved keeps its last return)', fontsize='medium')
         figure.tight_layout()
         path = directory / f'learning_{environment.replace("/", "-")}.png'
         figure.savefig(path)

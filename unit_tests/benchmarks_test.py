@@ -102,6 +102,41 @@ def test_threshold_medians_count_unsolved_seeds_as_never(tmp_path):
     assert summary.median_steps == math.inf  # half the seeds failed: not reached
 
 
+def _result(agent, seed, steps, returns):
+    run = learning.Run(agent, 'CartPole-v1', seed, Path('unused'))
+    return learning.RunResult(run, 475.0, list(steps), list(returns), [math.nan] * len(steps), [])
+
+
+def test_seed_band_is_the_median_and_range_over_seeds_keeping_solved_seeds():
+    nan = math.nan
+    runs = [
+        _result('dqn', 1, [1000, 2000, 3000], [10.0, 100.0, 480.0]),
+        _result('dqn', 2, [1000, 2000], [30.0, 200.0]),  # cut short after two evaluations
+        _result('dqn', 3, [1008, 2016, 3024], [20.0, nan, 300.0]),  # no finished episode at its second evaluation
+    ]
+    xs, medians, lows, highs = learning.seed_band(runs)
+    assert xs == [1000, 2000, 3012]  # median steps of the seeds that evaluated there (of two seeds: their mean)
+    assert medians == [20.0, 150.0, 390.0]  # seed 2 ended below the threshold: it drops out at the third evaluation
+    assert lows == [10.0, 100.0, 300.0] and highs == [30.0, 200.0, 480.0]
+    runs[1] = _result('dqn', 2, [1000, 2000], [30.0, 490.0])  # stopped when solved: keeps 490 from then on
+    xs, medians, lows, highs = learning.seed_band(runs)
+    assert xs == [1000, 2000, 3012] and medians == [20.0, 295.0, 480.0] and highs == [30.0, 490.0, 490.0]
+    assert learning.seed_band([]) == ([], [], [], [])
+
+
+def test_plots_draw_one_band_per_agent_and_small_multiples_for_many_agents(tmp_path):
+    import matplotlib.image
+
+    few = [_result(agent, seed, [1000, 2000], [seed * 10.0, 400.0 + seed]) for agent in ('dqn', 'ppo') for seed in (1, 2, 3)]
+    (path,) = learning.plot(few, tmp_path / 'few')
+    few_height, few_width = matplotlib.image.imread(path).shape[:2]
+    many = [_result(agent, seed, [1000, 2000], [seed * 10.0, 400.0]) for agent in ('a', 'b', 'c', 'd', 'e') for seed in (1, 2)]
+    (path,) = learning.plot(many, tmp_path / 'many')
+    height, width = matplotlib.image.imread(path).shape[:2]
+    assert (few_width, few_height) == (800, 500)
+    assert (width, height) == (1260, 640)  # 5 agents: a 3 x 2 grid of panels
+
+
 def test_tiny_learning_benchmark_writes_tables_plots_and_checkpoint(tmp_path):
     out = tmp_path / 'results' / 'learning'
     completed = subprocess.run(
