@@ -6,7 +6,7 @@ PYTHON="${PYTHON:-python3}"
 if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
-if ! .venv/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.txt 2>.venv/pip-errors.log; then
+if ! .venv/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.txt -r requirements-ray.txt 2>.venv/pip-errors.log; then
   cat .venv/pip-errors.log >&2
   exit 1
 fi

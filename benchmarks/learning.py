@@ -50,6 +50,11 @@ THRESHOLDS = {
     'MountainCar-v0': -110.0,
     'Acrobot-v1': -100.0,
     'Pong': 0.0,  # better than the opponent: from -21 at the start
+    # MiniGrid pays 1 - 0.9 * steps / max_steps at the goal, 0 otherwise: 0.5 is the goal reached, on average, within
+    # 55% of the step limit.
+    'MiniGrid-DoorKey-5x5-v0': 0.5,
+    'MiniGrid-DoorKey-8x8-v0': 0.5,
+    'MiniGrid-KeyCorridorS3R1-v0': 0.5,
 }
 # Greedy evaluation steps per iteration: room for about five episodes of the longest length.
 EVAL_STEPS = {
@@ -60,10 +65,16 @@ EVAL_STEPS = {
     'MountainCar-v0': 1_000,
     'Acrobot-v1': 2_500,
     'Pong': 10_000,  # whole games only: two to ten of them
+    'MiniGrid-DoorKey-5x5-v0': 1_250,  # max_steps = 10 x 5 x 5 = 250
+    'MiniGrid-DoorKey-8x8-v0': 3_200,  # max_steps 640
+    'MiniGrid-KeyCorridorS3R1-v0': 1_350,  # max_steps 270
 }
 DEFAULT_EVAL_STEPS = 5_000  # MuJoCo tasks: five 1,000-step episodes
 # Agents whose run scripts sit in another package: name -> (package, suffix of the run script).
-VARIANTS = {'a2c_grad': ('a2c', '_grad')}
+VARIANTS = {'a2c_grad': ('a2c', '_grad'), 'ppo_plain': ('ppo_icm', '')}
+# Flags a variant adds. ppo_plain is PPO-ICM's run script with the curiosity reward off: PPO with the network and
+# settings of the curiosity agents (the baseline of the README's curiosity table; ppo's own scripts take no MiniGrid).
+VARIANT_FLAGS = {'ppo_plain': ('--intrinsic_reward_coef=0',)}
 CLASSIC_ENVIRONMENTS = ('CartPole-v1', 'LunarLander-v3', 'LunarLander-v2', 'MountainCar-v0', 'Acrobot-v1')
 # Atari games (our short names; APPO also takes Sample Factory's atari_<game>) run with the agent's run_atari.
 ATARI_ENVIRONMENTS = ('Pong', 'Breakout', 'Amidar', 'MontezumaRevenge', 'SpaceInvaders', 'Seaquest', 'Qbert', 'BeamRider')
@@ -151,7 +162,7 @@ class RunResult:
 
 
 def environment_kind(environment: str) -> str:
-    if environment in CLASSIC_ENVIRONMENTS:
+    if environment in CLASSIC_ENVIRONMENTS or environment.startswith('MiniGrid-'):  # the curiosity agents' run_classic takes MiniGrid
         return 'classic'
     if environment in ATARI_ENVIRONMENTS or environment.startswith('atari_'):
         return 'atari'
@@ -201,9 +212,11 @@ def command_line(run: Run, args: argparse.Namespace) -> list[str]:
         f'--num_eval_steps={num_eval_steps}',
         f'--results_csv_path={run.results_csv}',
         f'--checkpoint_dir={run.checkpoint_dir}',
+        f'--train_dir={run.directory}',  # the experiment's config.json and log go beside the run's files
         '--nouse_tensorboard',
         '--noprogress',
         f'--seed={run.seed}',
+        *VARIANT_FLAGS.get(run.agent, ()),
         *agent_flags(args.extra_flags, run.agent),
     ]
 

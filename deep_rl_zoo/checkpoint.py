@@ -2,7 +2,13 @@
 
 A checkpoint is one file holding everything needed to resume a run or evaluate an agent: the agent's
 state (network and optimizer state dicts, ...), its counters (env steps, learner steps, iteration), the
-run's flags and the library versions that wrote it.
+run's flags, the library versions that wrote it and, optionally, `extra` state of the run (the experiment's
+bookkeeping, a replay memory).
+
+An experiment's checkpoints are named after the agent and the environment (see `experiment.py`):
+  <AGENT>_<env>_<iteration>.ckpt               a milestone: written when an iteration ends
+  <AGENT>_<env>_<iteration>_at<env_steps>.ckpt  a periodic one: written during iteration <iteration>
+  <AGENT>_<env>_best.ckpt                       the best one so far by the run's metric
 
 Writes are atomic: the file is written to a temporary file in the same directory, synced to disk and
 then renamed over the target, so a crash leaves either the old checkpoint or the new one, never a
@@ -21,7 +27,7 @@ import re
 import tempfile
 import warnings
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 
@@ -76,6 +82,52 @@ def checkpoint_file_name(agent_name: str, environment_name: str, iteration: int)
     return f"{_file_safe(agent_name)}_{_file_safe(environment_name)}_{iteration}{CHECKPOINT_SUFFIX}"
 
 
+def periodic_file_name(agent_name: str, environment_name: str, iteration: int, env_steps: int) -> str:
+    """Returns the name of a checkpoint written during an iteration, e.g. 'PPO_Breakout_3_at140000.ckpt'."""
+    _check_identity(agent_name, environment_name, iteration)
+    return f"{_file_safe(agent_name)}_{_file_safe(environment_name)}_{iteration}_at{int(env_steps)}{CHECKPOINT_SUFFIX}"
+
+
+def best_file_name(agent_name: str, environment_name: str) -> str:
+    """Returns the name of the best checkpoint of a run, e.g. 'PPO_Breakout_best.ckpt'."""
+    _check_identity(agent_name, environment_name, 0)
+    return f"{_file_safe(agent_name)}_{_file_safe(environment_name)}_best{CHECKPOINT_SUFFIX}"
+
+
+class CheckpointFile(NamedTuple):
+    """A milestone or periodic checkpoint found in a directory; `order` sorts them by the time they were written."""
+
+    path: str
+    periodic: bool
+    iteration: int
+    env_steps: int  # -1 for a milestone (its name does not say)
+
+    @property
+    def order(self) -> tuple[int, int, int]:
+        # Every periodic checkpoint of iteration i comes before the milestone that ends iteration i.
+        return (self.iteration, 0 if self.periodic else 1, self.env_steps)
+
+
+def list_checkpoints(checkpoint_dir: str, agent_name: str, environment_name: str) -> list[CheckpointFile]:
+    """The milestone and periodic checkpoints of this agent and environment in `checkpoint_dir`, oldest first."""
+    if not os.path.isdir(checkpoint_dir):
+        return []
+    pattern = re.compile(
+        re.escape(f"{_file_safe(agent_name)}_{_file_safe(environment_name)}_")
+        + r"(\d+)(?:_at(\d+))?"
+        + re.escape(CHECKPOINT_SUFFIX)
+    )
+    found = []
+    for name in os.listdir(checkpoint_dir):
+        match = pattern.fullmatch(name)
+        if match:
+            periodic = match.group(2) is not None
+            found.append(
+                CheckpointFile(os.path.join(checkpoint_dir, name), periodic, int(match.group(1)), int(match.group(2)) if periodic else -1)
+            )
+    return sorted(found, key=lambda file: file.order)
+
+
 def _validate_flags(flags: Mapping[str, Any]) -> None:
     """Checks flags hold only str/int/float/bool/None or lists of those, so they load without pickling code."""
     if not isinstance(flags, Mapping):
@@ -118,7 +170,7 @@ def _validate_state(value: Any, where: str = "state") -> None:
         )
 
 
-def _library_versions() -> dict[str, str | None]:
+def library_versions() -> dict[str, str | None]:
     """Versions of the libraries that shape a checkpoint; None for any that is not installed."""
     versions: dict[str, str | None] = {"python": platform.python_version()}
     for package in _VERSIONED_PACKAGES:
@@ -154,6 +206,7 @@ def save_checkpoint(
     state: dict,
     counters: dict,
     flags: dict,
+    extra: dict | None = None,
 ) -> str:
     """Atomically writes a checkpoint to `path` (creating its directory) and returns `path`.
 
@@ -166,6 +219,8 @@ def save_checkpoint(
         and tuples of tensors and plain values.
       counters: e.g. {"env_steps": 4000, "learner_steps": 100, "iteration": 0}.
       flags: the run's flag values: str, int, float, bool, None or lists of those.
+      extra: optional state of the run besides the agent's, e.g. {"experiment": {...}, "replay": {...}}; the
+        same types as `state`. Loading returns it under "extra" ({} for checkpoints written without it).
     """
     path = os.fspath(path)
     if not path:
@@ -176,6 +231,8 @@ def save_checkpoint(
     _validate_state(state)
     _validate_counters(counters)
     _validate_flags(flags)
+    if extra is not None:
+        _validate_state(extra, "extra")
 
     payload = {
         "format": FORMAT_NAME,
@@ -186,8 +243,9 @@ def save_checkpoint(
         "state": dict(state),
         "counters": dict(counters),
         "flags": dict(flags),
-        "versions": _library_versions(),
+        "versions": library_versions(),
         "created_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "extra": dict(extra or {}),
     }
 
     directory = os.path.dirname(os.path.abspath(path))
@@ -210,8 +268,16 @@ def save_checkpoint(
 
 
 def _same_environment(left: str, right: str) -> bool:
-    """Compares environment names after mapping old aliases (LunarLander-v2) to today's names."""
-    return _ENVIRONMENT_ALIASES.get(left, left) == _ENVIRONMENT_ALIASES.get(right, right)
+    """Compares environment names after mapping old aliases (LunarLander-v2) to today's names; the ways of writing
+    one Atari game (`Pong`, `ALE/Pong-v5`, `PongNoFrameskip-v4`) are one environment."""
+    if _ENVIRONMENT_ALIASES.get(left, left) == _ENVIRONMENT_ALIASES.get(right, right):
+        return True
+    from deep_rl_zoo import gym_env  # only for names that differ: gym_env loads the emulator
+
+    try:
+        return gym_env.canonical_atari_name(left) == gym_env.canonical_atari_name(right)
+    except ValueError:  # not Atari games
+        return False
 
 
 def _read_payload(path: str, map_location: Any) -> Any:
@@ -256,7 +322,8 @@ def _check_payload(path: str, payload: Any) -> None:
     missing = [key for key in _REQUIRED_KEYS if key not in payload]
     if missing:
         raise CheckpointError(f"{not_ours} (missing {', '.join(missing)}): pass a complete .ckpt file")
-    for key in ("state", "counters", "flags", "versions"):
+    payload.setdefault("extra", {})  # checkpoints written before `extra` existed
+    for key in ("state", "counters", "flags", "versions", "extra"):
         if not isinstance(payload[key], dict):
             raise CheckpointError(f"{not_ours} ({key} is not a dict): pass a .ckpt file written by training")
 
@@ -279,7 +346,7 @@ def load_checkpoint(
 
     Returns:
       A dict with keys agent_name, environment_name, iteration, state, counters, flags, versions,
-      created_at, format and format_version.
+      created_at, extra, format and format_version.
 
     Raises:
       CheckpointError: with one line naming the file and the fix, for an empty or missing path, a
@@ -313,7 +380,8 @@ def load_checkpoint(
 
 
 def latest_checkpoint(checkpoint_dir: str, agent_name: str, environment_name: str) -> str | None:
-    """Returns the path of the highest-iteration checkpoint of this agent and environment, or None."""
+    """Returns the path of the highest-iteration milestone checkpoint of this agent and environment, or None
+    (`list_checkpoints` also lists the periodic ones)."""
     if not os.path.isdir(checkpoint_dir):
         return None
     pattern = re.compile(

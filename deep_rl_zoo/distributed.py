@@ -356,10 +356,15 @@ class ActorPool:
         for end in self._connections[actor_id]:
             end.close()
 
-    def stop(self, timeout: float = 3.0) -> None:
-        """Asks every actor to stop, waits up to `timeout` seconds in all, then terminates the rest."""
+    def request_stop(self) -> None:
+        """Asks every actor to stop, without waiting: at Ctrl-C the actors wind down while the learner writes its
+        checkpoint, and `stop` then finds them gone."""
         self._stop.value = 1
         self._parameters.wake_all()
+
+    def stop(self, timeout: float = 3.0) -> None:
+        """Asks every actor to stop, waits up to `timeout` seconds in all, then terminates the rest."""
+        self.request_stop()
         deadline = time.monotonic() + timeout
         for process in self._processes:
             if process.pid is not None:

@@ -5,6 +5,7 @@ A run script calls the `define_*` groups it needs, then `set_defaults(...)` with
 value ends the run with one line naming the flag (e.g. `error: flag --num_actors=0: 0 is not a positive integer`).
 """
 
+import importlib
 import sys
 from typing import Any, Callable
 
@@ -16,22 +17,36 @@ from deep_rl_zoo.distributed import ActorCrashError
 
 FLAGS = flags.FLAGS
 _OWN_FLAG_NAMES: set[str] = set()  # flags defined here (not absl's own), saved in checkpoints
+_DEFINED_BY: dict[str, str] = {}  # flag name -> the define_* group that defined it (for --help)
 
 
 def _record_new_flags(define_group: Callable[..., None]) -> Callable[..., None]:
     def wrapper(*args: Any, **kwargs: Any) -> None:
         before = set(FLAGS)
         define_group(*args, **kwargs)
-        _OWN_FLAG_NAMES.update(set(FLAGS) - before)
+        new = set(FLAGS) - before
+        _OWN_FLAG_NAMES.update(new)
+        for name in new:
+            _DEFINED_BY.setdefault(name, define_group.__name__)
 
     wrapper.__doc__ = define_group.__doc__
     return wrapper
 
 
+def _environment_help(default: str, atari: bool) -> str:
+    """--environment_name's help: the names this run script takes (its kind follows from its default)."""
+    if atari:
+        return 'Atari game: a short name (Pong, Breakout, Amidar, MontezumaRevenge, ...), also written ALE/Pong-v5 or PongNoFrameskip-v4.'
+    if default == 'Pendulum-v1':
+        return 'Continuous-control task: Pendulum-v1 or a MuJoCo v5 id (HalfCheetah-v5, Hopper-v5, ...).'
+    return 'Classic-control task: CartPole-v1, LunarLander-v3, MountainCar-v0 or Acrobot-v1 (the curiosity agents also take MiniGrid-... ids).'
+
+
 @_record_new_flags
 def define_common(environment_name: str, *, atari: bool = False) -> None:
     """Flags of every run: environment, budget, seed, logging, checkpoints, optimiser basics."""
-    flags.DEFINE_string('environment_name', environment_name, 'Environment: a classic-control id, a MuJoCo id, or a short Atari name (Pong, Breakout, ...).')
+    flags.DEFINE_string('environment_name', environment_name, _environment_help(environment_name, atari))
+    flags.DEFINE_enum('preset', 'auto', ['auto', 'none'], "Tuned settings for --environment_name from the agent's presets.py: auto applies them when there are some (flags given on the command line win), none turns them off.")
     flags.DEFINE_integer('seed', 1, 'Seed of every environment, network and sampler of the run.', lower_bound=0)
     flags.DEFINE_integer('num_iterations', 10, 'Training iterations; each trains, checkpoints, then evaluates.', lower_bound=0)
     flags.DEFINE_integer('num_train_steps', 50_000, 'Environment steps per training iteration (all environments together).', lower_bound=0)
@@ -44,9 +59,22 @@ def define_common(environment_name: str, *, atari: bool = False) -> None:
     flags.DEFINE_string('tag', '', 'Extra name added to the run directory.')
     flags.DEFINE_integer('debug_screenshots_interval', 0, 'Log an observation image every N environment steps (0 disables).', lower_bound=0)
     flags.DEFINE_string('results_csv_path', '', 'CSV file of per-iteration results (default: <checkpoint_dir>/<agent>_<env>_results.csv).')
-    flags.DEFINE_string('checkpoint_dir', 'checkpoints', 'Directory of checkpoints.')
     flags.DEFINE_string('episodes_csv_path', '', 'Also log every training episode (unix time, env steps, raw return, length) to this CSV.')
-    flags.DEFINE_string('load_checkpoint_file', '', 'Resume training from this checkpoint (network, optimizer and counters).')
+    # the experiment: its directory, restarts, checkpoints and budgets (experiment.py)
+    flags.DEFINE_string('experiment', '', 'Name of the experiment (default <AGENT>_<env>[_<tag>]): its directory <train_dir>/<experiment> holds config.json, log.txt, checkpoints and the results CSV.')
+    flags.DEFINE_string('train_dir', 'checkpoints', 'Directory of the experiments.')
+    flags.DEFINE_string('checkpoint_dir', '', 'Write checkpoints and the results CSV here instead of the experiment directory.')
+    flags.DEFINE_enum('restart_behavior', 'resume', ['resume', 'restart', 'overwrite'], 'When the experiment exists: resume from its latest checkpoint with its saved config (flags given on the command line override it), restart (move the old directory aside) or overwrite (delete it).')
+    flags.DEFINE_enum('load_checkpoint_kind', 'latest', ['latest', 'best'], 'Which checkpoint of the experiment a resumed run starts from.')
+    flags.DEFINE_string('load_checkpoint_file', '', 'Resume training from this checkpoint file (network, optimizer and counters) instead, with this command\'s flags.')
+    flags.DEFINE_integer('save_every_sec', 120, 'Also write a checkpoint this often during an iteration (0: only at the end of iterations and at a stop).', lower_bound=0)
+    flags.DEFINE_integer('keep_checkpoints', 2, 'Periodic checkpoints kept (the newest); iteration checkpoints are milestones, kept unless --nokeep_milestones.', lower_bound=1)
+    flags.DEFINE_bool('keep_milestones', True, 'Keep every iteration\'s checkpoint (--nokeep_milestones: they count in --keep_checkpoints).')
+    flags.DEFINE_enum('save_best_metric', 'eval_return', ['eval_return', 'reward', 'none'], 'Keep <AGENT>_<env>_best.ckpt, replaced only when this improves: the greedy evaluation\'s mean return, or (Sample Factory\'s reward) the training episodes\' mean return.')
+    flags.DEFINE_integer('save_best_after', 0, 'Env steps before a best checkpoint is kept (lucky early episodes do not count).', lower_bound=0)
+    flags.DEFINE_integer('train_for_seconds', 0, 'End training (with a checkpoint and a results row) after this many seconds of training (0: no limit).', lower_bound=0)
+    flags.DEFINE_integer('train_for_env_steps', 0, 'End training (with a checkpoint and a results row) after this many env steps (0: no limit).', lower_bound=0)
+    flags.DEFINE_bool('save_replay', False, 'Replay agents: checkpoints also hold the replay memory (snappy-compressed), so a resumed run learns at once.')
     flags.DEFINE_bool('progress', True, 'Print a live progress line (env steps, frames/s, recent return, time left).')
     flags.DEFINE_integer('learner_threads', 1, 'Torch threads of the learning process (actor processes always use 1).', lower_bound=1)
     if atari:
@@ -68,6 +96,20 @@ def define_distributed(num_actors: int, num_envs_per_actor: int) -> None:
     flags.DEFINE_bool('actors_on_gpu', False, 'Run actors on local GPUs (spread round-robin) when there are any.')
     flags.DEFINE_bool('learner_on_gpu', True, 'Run the learner on the first GPU when there is one.')
     flags.DEFINE_bool('restart_actors', False, 'Restart an actor process that dies or raises (at most 10 times each) instead of stopping the run.')
+    flags.DEFINE_enum('backend', 'local', ['local', 'ray'], 'Where actors run: local processes, or Ray actors on this machine or a Ray cluster (docs/ray.md).')
+    flags.DEFINE_string('ray_address', '', '--backend=ray: the cluster to join, "auto" (the one this machine belongs to) or HOST:PORT of its head; "" starts a Ray instance for the run.')
+    flags.DEFINE_float('ray_num_cpus_per_actor', 1.0, '--backend=ray: CPUs Ray reserves for each actor.', lower_bound=0.0)
+    flags.DEFINE_float('ray_num_gpus_per_actor', 0.0, '--backend=ray: GPUs (a fraction shares one) Ray reserves for each actor, which then acts on its GPU.', lower_bound=0.0)
+    flags.register_validator('backend', _ray_is_installed, message='Ray is not installed; install it with: pip install -r requirements-ray.txt')
+    flags.register_validator('ray_address', lambda address: address in ('', 'auto') or ':' in address and address.rsplit(':', 1)[1].isdigit(), message='must be "" (start a Ray instance), "auto" or HOST:PORT')
+    flags.register_multi_flags_validator(['backend', 'ray_address'], lambda values: values['backend'] == 'ray' or not values['ray_address'], message='--ray_address needs --backend=ray')
+
+
+def _ray_is_installed(backend: str) -> bool:
+    """--backend=ray needs Ray, an optional dependency (looked up, not imported: the core never imports it)."""
+    import importlib.util
+
+    return backend != 'ray' or importlib.util.find_spec('ray') is not None
 
 
 @_record_new_flags
@@ -93,6 +135,10 @@ def define_eval(environment_name: str, *, epsilon_greedy: bool = False) -> None:
     flags.DEFINE_integer('num_eval_episodes', 0, 'Stop after this many episodes instead (0: use --num_eval_steps).', lower_bound=0)
     flags.DEFINE_integer('seed', 1, 'Seed of the environment and of action sampling.', lower_bound=0)
     flags.DEFINE_string('recording_video_dir', 'recordings', 'Directory of the mp4 of the first episode ("" disables recording).')
+    flags.DEFINE_integer('max_num_episodes', 0, 'Stop after at most this many episodes, whichever of this and the steps comes first (0: no bound).', lower_bound=0)
+    flags.DEFINE_bool('push_to_hub', False, 'Then write a model folder (model card, checkpoint, config, video) and upload it to --hf_repository with huggingface_hub.')
+    flags.DEFINE_string('hf_repository', '', 'With --push_to_hub: the Hugging Face Hub model repository, USER/NAME.')
+    flags.DEFINE_string('hub_folder', '', 'With --push_to_hub: where the model folder is written (default hub/<NAME>); it stays after the upload.')
 
 
 def set_defaults(**defaults: Any) -> None:
@@ -108,13 +154,65 @@ def flag_values() -> dict[str, Any]:
     return {name: FLAGS[name].value for name in sorted(_OWN_FLAG_NAMES)}
 
 
+# --help: define_common's flags by theme; other groups by where they come from.
+_COMMON_THEMES = {
+    'environment': ('environment_name', 'preset', 'seed', 'environment_height', 'environment_width', 'environment_frame_skip', 'environment_frame_stack',
+                    'max_episode_frames', 'max_noop_actions', 'clip_reward', 'terminal_on_life_loss'),
+    'training': ('num_iterations', 'num_train_steps', 'num_eval_steps', 'train_for_seconds', 'train_for_env_steps', 'discount', 'learning_rate',
+                 'max_grad_norm', 'learner_threads'),
+    'logging': ('use_tensorboard', 'runs_dir', 'tag', 'progress', 'debug_screenshots_interval', 'results_csv_path', 'episodes_csv_path'),
+    'checkpoints': ('experiment', 'train_dir', 'checkpoint_dir', 'restart_behavior', 'load_checkpoint_kind', 'load_checkpoint_file', 'save_every_sec',
+                    'keep_checkpoints', 'keep_milestones', 'save_best_metric', 'save_best_after', 'save_replay'),
+}  # fmt: skip
+_GROUP_THEMES = {'define_distributed': 'actors and learner', 'define_asynchronous': 'actors and learner', 'define_eval': 'evaluation'}
+HELP_THEMES = ('environment', 'training', 'agent', 'actors and learner', 'evaluation', 'logging', 'checkpoints')
+
+
+def _theme(name: str) -> str:
+    for theme, names in _COMMON_THEMES.items():
+        if name in names:
+            return theme
+    return _GROUP_THEMES.get(_DEFINED_BY.get(name, ''), 'agent')
+
+
+def _shown(value: Any) -> str:
+    """A default as it is typed on the command line."""
+    if isinstance(value, bool):
+        return 'true' if value else 'false'
+    if isinstance(value, (list, tuple)):
+        return ','.join(str(item) for item in value)
+    return "''" if value in ('', None) else str(value)
+
+
+def help_text(script_doc: str) -> str:
+    """--help: the run script's docstring, then its own flags by theme, each with its default and help."""
+    lines = [script_doc.strip(), '', 'Flags (--name=value; booleans also --name / --noname):']
+    by_theme: dict[str, list[str]] = {}
+    for name in sorted(_OWN_FLAG_NAMES):
+        by_theme.setdefault(_theme(name), []).append(name)
+    for theme in HELP_THEMES:
+        if theme not in by_theme:
+            continue
+        lines += ['', f'{theme}:']
+        for name in by_theme[theme]:
+            flag = FLAGS[name]
+            lines.append(f'  --{name}={_shown(flag.default)}'.ljust(40) + f' {flag.help}')
+    lines += ['', "absl's own flags (--flagfile, logging verbosity, ...): --helpfull"]
+    return '\n'.join(lines)
+
+
 def run(main: Callable[[], None]) -> None:
-    """absl's app.run, where a bad environment name, flag combination or checkpoint ends with one clear line."""
+    """absl's app.run, where a bad environment name, flag combination or checkpoint ends with one clear line;
+    --help (-h) prints `help_text` and exits 0."""
+    if any(argument in ('--help', '-h', '--helpshort', '-?') for argument in sys.argv[1:]):
+        print(help_text(sys.modules['__main__'].__doc__ or ''))
+        sys.exit(0)
 
     def guarded_main(argv: list[str]) -> None:
         if len(argv) > 1:
             sys.exit(f'error: unexpected arguments {argv[1:]}; every option is a --flag=value')
         try:
+            apply_preset()
             main()
         except (ValueError, CheckpointError, ActorCrashError) as error:
             sys.exit(f'error: {error}')
@@ -126,6 +224,44 @@ def run(main: Callable[[], None]) -> None:
             sys.exit(f'error: {error}')
 
     app.run(guarded_main, flags_parser=parse_flags)
+
+
+def _script_package() -> str:
+    """The agent package of the running script (`deep_rl_zoo.ppo` for `python -m deep_rl_zoo.ppo.run_classic`), or ''."""
+    spec = getattr(sys.modules.get('__main__'), '__spec__', None)
+    parts = spec.name.split('.') if spec is not None else []
+    return '.'.join(parts[:2]) if len(parts) == 3 and parts[0] == 'deep_rl_zoo' else ''
+
+
+def apply_preset() -> dict[str, Any]:
+    """Applies the agent's tuned settings for --environment_name (`PRESETS` of the package's presets.py), except
+    flags given on the command line, and prints which it set; returns them. --preset=none applies nothing."""
+    if 'preset' not in FLAGS or FLAGS.preset == 'none':
+        return {}
+    package = _script_package()
+    if not package:
+        return {}
+    try:
+        module = importlib.import_module(f'{package}.presets')
+    except ModuleNotFoundError:
+        return {}
+    environment = FLAGS.environment_name
+    preset = module.PRESETS.get(environment)
+    if preset is None:
+        return {}
+    applied, overridden = {}, []
+    for name, value in preset.items():
+        if name not in FLAGS:
+            raise ValueError(f'{package.replace(".", "/")}/presets.py: the {environment} preset sets --{name}, which this script does not define')
+        if FLAGS[name].present:
+            overridden.append(name)
+            continue
+        setattr(FLAGS, name, value)
+        applied[name] = value
+    given = f'; from the command line instead: {", ".join("--" + name for name in overridden)}' if overridden else ''
+    print(f'preset {environment} ({package.replace(".", "/")}/presets.py, --preset=none to turn it off): '
+          + ' '.join(f'--{name}={_shown(value)}' for name, value in applied.items()) + given, flush=True)
+    return applied
 
 
 def _define_num_envs(default: int) -> None:
@@ -240,6 +376,29 @@ def define_recurrent_replay() -> None:
 
 
 @_record_new_flags
+def define_r2d2() -> None:
+    """Flags of R2D2 (Kapturowski et al. 2019): asynchronous epsilon-greedy actors feeding a prioritized replay of
+    overlapping sequences (`define_recurrent_replay`'s unroll_length and burn_in, `define_prioritized_replay`'s
+    alpha and beta), transformed n-step double-Q targets; sizes of replay and batches count sequences."""
+    define_recurrent_replay()
+    define_prioritized_replay()
+    flags.DEFINE_integer('replay_capacity', 10_000, 'Sequences kept in replay (each burn_in + unroll_length steps; the memory per sequence is logged).', lower_bound=1)
+    flags.DEFINE_integer('min_replay_size', 100, 'Sequences in replay before learning starts.', lower_bound=1)
+    flags.DEFINE_bool('compress_replay', False, 'Store each sequence\'s observations snappy-compressed in replay.')
+    flags.DEFINE_integer('batch_size', 32, 'Sequences per gradient step.', lower_bound=1)
+    flags.DEFINE_float('adam_eps', 1e-3, "Adam's epsilon (1e-3 in the paper).", lower_bound=0.0)
+    flags.DEFINE_integer('n_step', 5, 'Rewards summed before bootstrapping (5 in the paper).', lower_bound=1)
+    flags.DEFINE_integer('learn_interval', 4, 'Environment steps (all actors together) added to replay per gradient step.', lower_bound=1)
+    flags.DEFINE_integer('target_network_update_interval', 2_500, 'Gradient steps between target network copies (2,500 in the paper).', lower_bound=1)
+    flags.DEFINE_integer('actor_update_interval', 400, 'Steps each actor environment takes between picks of the newest parameters: the rollout length (400 in the paper).', lower_bound=1)
+    flags.DEFINE_float('priority_eta', 0.9, 'eta: sequence priority = eta max |td| + (1 - eta) mean |td| (0.9 in the paper).', lower_bound=0.0, upper_bound=1.0)
+    flags.DEFINE_float('value_rescaling_eps', 1e-3, 'eps of the value rescaling h(x) = sign(x)(sqrt(|x| + 1) - 1) + eps x (1e-3 in the paper).', lower_bound=0.0)
+    flags.DEFINE_float('exploration_epsilon_base', 0.4, 'Ape-X epsilon ladder: environment i of N acts with base^(1 + alpha i / (N - 1)); base alone when N = 1.', lower_bound=0.0, upper_bound=1.0)
+    flags.DEFINE_float('exploration_epsilon_alpha', 7.0, 'alpha of the Ape-X epsilon ladder (7 in the paper).', lower_bound=0.0)
+    _define_eval_exploration_epsilon()
+
+
+@_record_new_flags
 def define_ppo() -> None:
     """Flags of PPO (Schulman et al. 2017) and its on-policy relatives."""
     flags.DEFINE_integer('unroll_length', 128, 'Steps each environment contributes to one rollout.', lower_bound=1)
@@ -254,6 +413,29 @@ def define_ppo() -> None:
     flags.DEFINE_bool('anneal_clip_epsilon', False, 'Decay the clip range linearly to 0 over the run.')
     flags.DEFINE_bool('normalize_observations', False, 'Normalise observations by running mean and std (continuous control).')
     flags.DEFINE_bool('scale_rewards', False, 'Divide rewards by the running std of the discounted return (continuous control).')
+
+
+@_record_new_flags
+def define_ppo_icm() -> None:
+    """Flags of PPO with the intrinsic curiosity module (Pathak et al. 2017): `define_ppo` and the module's own."""
+    define_ppo()
+    flags.DEFINE_float('icm_beta', 0.2, 'beta: the module minimises (1 - beta) L_inverse + beta L_forward (0.2 in the paper).', lower_bound=0.0, upper_bound=1.0)
+    flags.DEFINE_float('icm_eta', 0.01, 'eta: the curiosity reward is eta / 2 * ||forward model error||^2.', lower_bound=0.0)
+    flags.DEFINE_float('icm_learning_rate', 1e-3, 'Adam learning rate of the curiosity module.', lower_bound=0.0)
+    flags.DEFINE_float('extrinsic_reward_coef', 1.0, 'Weight of the game reward in the reward the policy maximises.', lower_bound=0.0)
+    flags.DEFINE_float('intrinsic_reward_coef', 1.0, 'Weight of the curiosity reward (0: plain PPO, the module is not trained).', lower_bound=0.0)
+
+
+@_record_new_flags
+def define_ppo_rnd() -> None:
+    """Flags of PPO with random network distillation (Burda et al. 2018): `define_ppo` and RND's own; --discount is
+    the extrinsic (episodic) discount."""
+    define_ppo()
+    flags.DEFINE_float('intrinsic_discount', 0.99, 'Discount of the non-episodic intrinsic return (0.99 in the paper; the extrinsic one is --discount, 0.999).', lower_bound=0.0, upper_bound=1.0)
+    flags.DEFINE_float('extrinsic_advantage_coef', 2.0, 'c_E: the policy follows c_E A_ext + c_I A_int (2 in the paper).', lower_bound=0.0)
+    flags.DEFINE_float('intrinsic_advantage_coef', 1.0, 'c_I: weight of the intrinsic advantage (1 in the paper).', lower_bound=0.0)
+    flags.DEFINE_float('rnd_update_proportion', 0.25, 'Fraction of each minibatch that trains the predictor (0.25 in the paper with 128 environments).', lower_bound=0.0, upper_bound=1.0)
+    flags.DEFINE_integer('rnd_init_steps', 10_000, 'Random-action env steps whose observations initialise the observation normaliser before training.', lower_bound=0)
 
 
 @_record_new_flags
@@ -367,8 +549,6 @@ def define_appo(*, atari: bool = False) -> None:
     flags.DEFINE_integer('num_epochs', 1, 'Passes over each training batch.', lower_bound=1)
     flags.DEFINE_integer('recurrence', -1, 'Length of the trajectory chunks minibatches are made of (-1: rollout with an RNN, else 1).', lower_bound=-1)
     flags.DEFINE_bool('shuffle_minibatches', False, 'Reshuffle samples (in chunks of --recurrence) into new minibatches every epoch (false: fixed contiguous slices).')
-    flags.DEFINE_integer('train_for_env_steps', 0, 'Budget in env steps per policy (frames when --summaries_use_frameskip); sets --num_iterations unless that is given (0: use --num_iterations).', lower_bound=0)
-    flags.DEFINE_integer('train_for_seconds', 10_000_000_000, 'Start no iteration after this many seconds of training (the run ends after the iteration that passes it).', lower_bound=1)
     flags.DEFINE_bool('summaries_use_frameskip', True, 'Count --train_for_env_steps in emulator frames (agent steps x --env_frameskip) on Atari.')
     # rewards and returns
     flags.DEFINE_float('gamma', 0.99, 'Discount factor.', lower_bound=0.0, upper_bound=1.0)
@@ -412,13 +592,10 @@ def define_appo(*, atari: bool = False) -> None:
     flags.DEFINE_enum('policy_initialization', 'orthogonal', ['orthogonal', 'xavier_uniform', 'torch_default'], 'Weight initialisation of every layer.')
     flags.DEFINE_float('policy_init_gain', 1.0, 'Gain of the weight initialisation.', lower_bound=0.0)
     flags.DEFINE_bool('actor_critic_share_weights', True, 'Policy and value heads share one encoder (false: each has its own).')
-    # checkpoints (ours are written at the end of every iteration; these only keep the model card's values)
-    flags.DEFINE_integer('save_every_sec', 120, 'Sample Factory: seconds between checkpoints (here: every iteration).', lower_bound=1)
-    flags.DEFINE_integer('keep_checkpoints', 2, 'Sample Factory: most recent checkpoints kept (here: all iteration checkpoints are kept).', lower_bound=1)
+    # checkpoints: save_every_sec, keep_checkpoints, save_best_metric, save_best_after, train_for_seconds and
+    # train_for_env_steps are define_common's (the experiment's); these two only keep the model card's values
     flags.DEFINE_integer('save_milestones_sec', -1, 'Sample Factory: seconds between milestone checkpoints (here: every iteration is kept).', lower_bound=-1)
     flags.DEFINE_integer('save_best_every_sec', 5, 'Sample Factory: seconds between checks for a new best policy.', lower_bound=1)
-    flags.DEFINE_integer('save_best_after', 100_000, 'Sample Factory: env steps before a best policy is saved.', lower_bound=0)
-    flags.DEFINE_enum('save_best_metric', 'reward', ['reward'], 'Sample Factory: the best policy has the highest mean return.')
 
 
 @_record_new_flags

@@ -44,6 +44,8 @@ ENVIRONMENT_FLAG = "--environment_name"
 CLASSIC_ENVIRONMENTS = ("CartPole-v1", "LunarLander-v3", "MountainCar-v0", "Acrobot-v1")
 RENAMED_ENVIRONMENTS = {"LunarLander-v2": "LunarLander-v3"}
 ATARI_EXAMPLES = "Pong, Breakout, Amidar, MontezumaRevenge"
+MINIGRID_EXAMPLES = "MiniGrid-DoorKey-5x5-v0, MiniGrid-DoorKey-8x8-v0, MiniGrid-KeyCorridorS3R1-v0"
+MONTEZUMA_ROOM_RAM_ADDRESS = 3  # Montezuma's Revenge keeps the number of the room on screen in RAM byte 3
 
 _announced_renames: set[str] = set()
 
@@ -147,6 +149,14 @@ class VectorEnvironment:
             return None
         return self._vector_env.envs[0].render()
 
+    def ram_byte(self, address: int) -> np.ndarray:
+        """Byte `address` of every Atari emulator's RAM [N] (e.g. `MONTEZUMA_ROOM_RAM_ADDRESS`); Atari built
+        from Python wrappers only (the C++ vector env does not expose its RAM)."""
+        envs = getattr(self._vector_env, "envs", None)
+        if not envs or not hasattr(envs[0].unwrapped, "ale"):
+            raise ValueError("ram_byte needs an Atari vector env built with use_python_wrappers=True")
+        return np.array([env.unwrapped.ale.getRAM()[address] for env in envs], dtype=np.uint8)
+
     def close(self) -> None:
         """Releases the environments (and their emulator threads or renderers)."""
         self._vector_env.close()
@@ -238,8 +248,9 @@ def create_continuous_vector_env(
             f"{ENVIRONMENT_FLAG}={environment_name!r} is not a continuous-control environment; "
             f"valid choices: {', '.join(valid_names)}"
         )
-    if render:
+    if render:  # MuJoCo renders with EGL headless; Pendulum draws with pygame, whose SDL needs its dummy driver
         os.environ.setdefault("MUJOCO_GL", "egl")
+        os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
     return _gymnasium_vector_env(environment_name, num_envs, seed, render, max_episode_steps)
 
 
@@ -258,6 +269,12 @@ def atari_rom_id(environment_name: str) -> str:
             f"e.g. {ATARI_EXAMPLES} (also written ALE/Pong-v5 or PongNoFrameskip-v4)"
         )
     return rom_id
+
+
+def canonical_atari_name(environment_name: str) -> str:
+    """The one name of an Atari game, whichever way it is written: `ALE/Pong-v5`, `PongNoFrameskip-v4`, `pong` ->
+    `Pong`; `montezuma_revenge` -> `MontezumaRevenge` (ale-py's name of the rom)."""
+    return rom_id_to_name(atari_rom_id(environment_name))
 
 
 def create_atari_vector_env(
@@ -354,18 +371,104 @@ def create_atari_vector_env(
     )
 
 
+def is_minigrid(environment_name: str) -> bool:
+    """Whether `environment_name` names a MiniGrid task (`MiniGrid-...`)."""
+    return environment_name.startswith("MiniGrid-")
+
+
+def create_minigrid_vector_env(
+    environment_name: str, num_envs: int, seed: int, render: bool = False
+) -> VectorEnvironment:
+    """MiniGrid vector env (the `minigrid` package, Chevalier-Boisvert et al. 2023): sparse-reward grid worlds.
+
+    An observation is the agent's partial view, uint8 [3, 7, 7]: per cell of the 7x7 square ahead of the agent
+    the object, colour and state indices (the mission string is dropped). The reward is 1 - 0.9 * steps / max
+    steps on reaching the goal, else 0; an episode is truncated after the task's `max_steps`. `render()` draws
+    the whole grid (RGB) for videos.
+
+    Args:
+        environment_name: a registered `MiniGrid-...` id, e.g. MiniGrid-DoorKey-8x8-v0.
+        num_envs: number of environments, at least 1.
+        seed: env i gets `seed + i` (each reset draws a new layout from the env's seeded generator).
+        render: if True, `render()` returns env 0's RGB frame.
+    """
+    _check_common_arguments(num_envs, seed)
+    os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
+    import minigrid  # registers the MiniGrid-* ids  # pylint: disable=import-outside-toplevel,unused-import
+
+    if not is_minigrid(environment_name) or environment_name not in gymnasium.envs.registry:
+        raise ValueError(
+            f"{ENVIRONMENT_FLAG}={environment_name!r} is not a MiniGrid environment; e.g. {MINIGRID_EXAMPLES}"
+        )
+    make_env_fns = [
+        functools.partial(_make_minigrid_env, environment_name, "rgb_array" if render and index == 0 else None)
+        for index in range(num_envs)
+    ]
+    vector_env = SyncVectorEnv(make_env_fns, autoreset_mode=AutoresetMode.SAME_STEP)
+    return VectorEnvironment(vector_env, seed, render=render)
+
+
+def _make_minigrid_env(environment_name: str, render_mode: str | None) -> gymnasium.Env:
+    """One MiniGrid env whose observation is its partial view, channels first: uint8 [3, 7, 7]."""
+    from minigrid.wrappers import ImgObsWrapper  # pylint: disable=import-outside-toplevel
+
+    env = ImgObsWrapper(gymnasium.make(environment_name, render_mode=render_mode))
+    height, width, channels = env.observation_space.shape
+    space = gymnasium.spaces.Box(low=0, high=255, shape=(channels, height, width), dtype=np.uint8)
+    return gymnasium.wrappers.TransformObservation(env, lambda image: np.ascontiguousarray(image.transpose(2, 0, 1)), space)
+
+
 def create_vector_env(
     kind: str, environment_name: str, num_envs: int, seed: int, **kwargs: Any
 ) -> VectorEnvironment:
-    """Creates a vector env of `kind` ('classic', 'atari' or 'continuous'); kwargs go to its factory."""
+    """Creates a vector env of `kind` ('classic', 'atari', 'continuous' or 'minigrid'); kwargs go to its factory."""
     factories: dict[str, Callable[..., VectorEnvironment]] = {
         "classic": create_classic_vector_env,
         "atari": create_atari_vector_env,
         "continuous": create_continuous_vector_env,
+        "minigrid": create_minigrid_vector_env,
     }
     if kind not in factories:
         raise ValueError(f"kind must be one of {', '.join(factories)}, got {kind!r}")
-    return factories[kind](environment_name, num_envs, seed, **kwargs)
+    try:
+        return factories[kind](environment_name, num_envs, seed, **kwargs)
+    except ValueError as error:
+        hint = _right_script_hint(kind, environment_name)
+        if hint:
+            raise ValueError(f"{error}. {hint}") from None
+        raise
+
+
+def _kind_of(environment_name: str) -> str | None:
+    """The kind of environment `environment_name` names ('classic', 'continuous', 'minigrid', 'atari'), or None."""
+    if _follow_rename(environment_name) in CLASSIC_ENVIRONMENTS:
+        return "classic"
+    if environment_name in continuous_environment_names():
+        return "continuous"
+    if is_minigrid(environment_name):
+        return "minigrid"
+    try:
+        atari_rom_id(environment_name)
+    except ValueError:
+        return None
+    return "atari"
+
+
+def _right_script_hint(kind: str, environment_name: str) -> str:
+    """Which run script takes `environment_name` when a script of `kind` was given it ("" when none applies)."""
+    other = _kind_of(environment_name)
+    if other is None or other == kind:
+        return ""
+    main_spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    parts = main_spec.name.split(".") if main_spec is not None else []
+    agent = parts[1] if len(parts) == 3 and parts[0] == "deep_rl_zoo" else "<agent>"
+    if other == "continuous":
+        return f"{environment_name} has continuous actions: PPO takes them (python -m deep_rl_zoo.ppo.run_continuous --environment_name={environment_name})"
+    if other == "atari":
+        return f"{environment_name} is an Atari game: use python -m deep_rl_zoo.{agent}.run_atari --environment_name={environment_name}"
+    if other == "minigrid":
+        return f"{environment_name} is a MiniGrid task: the curiosity agents take it (python -m deep_rl_zoo.ppo_icm.run_classic or ppo_rnd.run_classic)"
+    return f"{environment_name} is a classic-control task: use python -m deep_rl_zoo.{agent}.run_classic --environment_name={environment_name}"
 
 
 class FireOnReset(gymnasium.Wrapper):

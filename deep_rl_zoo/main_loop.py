@@ -1,13 +1,12 @@
-"""The run loops: stepping environments, single-process training, and the iteration bookkeeping they share.
+"""The run loops: stepping environments, single-process training, and the actors + learner loop.
 
 One *iteration* trains for `num_train_steps` environment steps, writes a checkpoint, evaluates the greedy
 policy for `num_eval_steps` and appends one CSV row. Single-process agents (DQN and the value-based family)
-use `run_single_process`; agents with actor processes (PPO, ...) use `distributed.run_actors_and_learner`,
-which shares the `Experiment` bookkeeping below.
+use `run_single_process`; agents with actor processes (PPO, ...) use `run_actors_and_learner`. Both leave the
+run's bookkeeping (directory, config, checkpoints, restarts, budgets, CSV, loggers) to `experiment.Experiment`.
 """
 
 import dataclasses
-import itertools
 import math
 import os
 import sys
@@ -18,7 +17,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from deep_rl_zoo import checkpoint, distributed, gym_env, trackers
+from deep_rl_zoo import checkpoint, distributed, gym_env, model_card, trackers
+from deep_rl_zoo import experiment as experiment_lib
+from deep_rl_zoo.experiment import Experiment, RunSettings  # re-exported: run scripts and tests import them from here
 from deep_rl_zoo.greedy_actors import EpsilonGreedyActor, PolicyGreedyActor
 from deep_rl_zoo.gym_env import VectorEnvironment, VectorStep
 from deep_rl_zoo.types import Actor, Agent, Learner
@@ -44,188 +45,16 @@ def run_env_loop(actor: Actor, env: VectorEnvironment) -> Iterator[VectorStep]:
         observation = step.observation
 
 
-@dataclasses.dataclass
-class RunSettings:
-    """What every training run needs to know besides its agent; built from the shared flags."""
-
-    agent_name: str
-    environment_name: str
-    num_iterations: int
-    num_train_steps: int
-    num_eval_steps: int
-    checkpoint_dir: str
-    results_csv_path: str
-    episodes_csv_path: str
-    load_checkpoint_file: str
-    use_tensorboard: bool
-    runs_dir: str
-    tag: str
-    debug_screenshots_interval: int
-    progress: bool
-    flags: dict[str, Any]
-    train_for_seconds: float = 0.0  # > 0: no iteration starts after this many seconds of training
-
-    @classmethod
-    def from_values(cls, agent_name: str, values: dict[str, Any]) -> 'RunSettings':
-        """Settings from the run's flag values (`flags.flag_values()` plus `environment_kind`)."""
-        return cls(
-            agent_name=agent_name,
-            environment_name=values['environment_name'],
-            num_iterations=values['num_iterations'],
-            num_train_steps=values['num_train_steps'],
-            num_eval_steps=values['num_eval_steps'],
-            checkpoint_dir=values['checkpoint_dir'],
-            results_csv_path=values['results_csv_path']
-            or os.path.join(values['checkpoint_dir'], f'{agent_name}_{_safe(values["environment_name"])}_results.csv'),
-            episodes_csv_path=values['episodes_csv_path'],
-            load_checkpoint_file=values['load_checkpoint_file'],
-            use_tensorboard=values['use_tensorboard'],
-            runs_dir=values['runs_dir'],
-            tag=values['tag'],
-            debug_screenshots_interval=values['debug_screenshots_interval'],
-            progress=values['progress'],
-            flags=values,
-            train_for_seconds=float(values.get('train_for_seconds', 0.0)),
-        )
-
-
-def _safe(name: str) -> str:
-    return name.replace('/', '_')
-
-
-class Experiment:
-    """Bookkeeping of one training run: counters, loggers, checkpoints, evaluation and the results CSV."""
-
-    def __init__(self, settings: RunSettings, env: VectorEnvironment):
-        frames_per_step = env.frames_per_step
-        observation_space = env.single_observation_space
-        if settings.debug_screenshots_interval and not (observation_space.dtype == np.uint8 and len(observation_space.shape) == 3):
-            raise ValueError(
-                f'--debug_screenshots_interval needs image observations (Atari); {settings.environment_name} observes vectors'
-            )
-        self.settings = settings
-        self.env_steps = 0
-        self.first_iteration = 0
-        self.resumed_state: Optional[dict[str, Any]] = None
-        if settings.load_checkpoint_file:
-            loaded = checkpoint.load_checkpoint(
-                settings.load_checkpoint_file, agent_name=settings.agent_name, environment_name=settings.environment_name
-            )
-            self.resumed_state = loaded['state']
-            self.env_steps = int(loaded['counters']['env_steps'])
-            self.first_iteration = int(loaded['iteration']) + 1
-            print(f'Resuming from {settings.load_checkpoint_file}: iteration {self.first_iteration}, {self.env_steps} env steps')
-        run_name = trackers.make_run_name(settings.environment_name, settings.agent_name, settings.tag)
-        self.train_logger = trackers.RunLogger(
-            run_name, 'train', settings.use_tensorboard, settings.runs_dir, frames_per_step, start_env_steps=self.env_steps
-        )
-        self.eval_logger = trackers.RunLogger(
-            run_name, 'eval', settings.use_tensorboard, settings.runs_dir, frames_per_step, start_env_steps=self.env_steps
-        )
-        self.results = trackers.CsvResults(settings.results_csv_path)
-        self.episodes = trackers.CsvResults(settings.episodes_csv_path) if settings.episodes_csv_path else None
-        total_steps = settings.num_train_steps * max(settings.num_iterations - self.first_iteration, 0)
-        if total_steps == 0:
-            print(f'Nothing to train: iterations {self.first_iteration}..{settings.num_iterations - 1} of {settings.num_train_steps} steps each')
-        self.progress = trackers.ConsoleProgress(total_steps, frames_per_step) if settings.progress and total_steps > 0 else None
-        self._start_time = time.monotonic()
-        self._progress_origin = self.env_steps
-        self._last_screenshot = self.env_steps
-
-    @property
-    def iterations(self) -> Iterator[int]:
-        """The iterations left to run; none starts once `train_for_seconds` (when > 0) have passed."""
-        for iteration in range(self.first_iteration, self.settings.num_iterations):
-            elapsed = time.monotonic() - self._start_time
-            if self.settings.train_for_seconds > 0 and elapsed >= self.settings.train_for_seconds:
-                print(f'Stopping after iteration {iteration - 1}: {elapsed:.0f} s of training reached the budget of {self.settings.train_for_seconds:.0f} s', flush=True)
-                return
-            yield iteration
-
-    def record_train_step(self, num_steps: int, finished: list[tuple[float, int]], observation: np.ndarray) -> None:
-        """Counts `num_steps` env steps and the episodes they finished; screenshots and progress line."""
-        self.env_steps += num_steps
-        if finished:
-            self.train_logger.log_episodes(self.env_steps, finished)
-            if self.episodes is not None:
-                for episode_return, episode_steps in finished:
-                    self.episodes.append({'time': time.time(), 'env_steps': self.env_steps, 'return': episode_return, 'steps': episode_steps})
-        interval = self.settings.debug_screenshots_interval
-        if interval and self.env_steps - self._last_screenshot >= interval:
-            self._last_screenshot = self.env_steps
-            self.train_logger.write_screenshot(self.env_steps, observation[0])
-        if self.progress is not None:
-            self.progress.update(self.env_steps - self._progress_origin, self.train_logger.recent_returns())
-
-    def end_iteration(
-        self,
-        iteration: int,
-        state: dict[str, Any],
-        learner_steps: int,
-        learner_statistics: dict[str, float],
-        agent_statistics: dict[str, float],
-        evaluate: Callable[[], dict[str, float]],
-    ) -> dict[str, Any]:
-        """Logs the iteration, writes its checkpoint, evaluates, appends the CSV row; returns the row."""
-        train = self.train_logger.write_performance(self.env_steps)
-        self.train_logger.write_agent_statistics(self.env_steps, agent_statistics)
-        self.train_logger.write_learner_statistics(learner_steps, learner_statistics)
-        path = os.path.join(
-            self.settings.checkpoint_dir,
-            checkpoint.checkpoint_file_name(self.settings.agent_name, self.settings.environment_name, iteration),
-        )
-        checkpoint.save_checkpoint(
-            path,
-            agent_name=self.settings.agent_name,
-            environment_name=self.settings.environment_name,
-            iteration=iteration,
-            state=state,
-            counters={'env_steps': self.env_steps, 'learner_steps': learner_steps, 'iteration': iteration},
-            flags=self.settings.flags,
-        )
-        evaluation = evaluate() if self.settings.num_eval_steps > 0 else {}
-        row = {
-            'iteration': iteration,
-            'env_steps': self.env_steps,
-            'learner_steps': learner_steps,
-            'wall_time': round(time.monotonic() - self._start_time, 3),
-            'train_episode_return': train.get('episode_return', math.nan),
-            'train_num_episodes': train.get('num_episodes', 0),
-            'train_step_rate': train.get('step_rate', math.nan),
-            'eval_episode_return': evaluation.get('episode_return', math.nan),
-            'eval_num_episodes': evaluation.get('num_episodes', 0),
-            'checkpoint': path,
-        }
-        self.results.append(row)
-        if self.progress is not None:
-            self.progress.update(self.env_steps - self._progress_origin, self.train_logger.recent_returns(), force=True)
-        print(
-            f'iteration {iteration}: env steps {self.env_steps}, train return {row["train_episode_return"]:.2f}, '
-            f'eval return {row["eval_episode_return"]:.2f}, checkpoint {path}',
-            flush=True,
-        )
-        return row
-
-    def evaluate(self, actor: Actor, env: VectorEnvironment) -> dict[str, float]:
-        """Plays `num_eval_steps` with the greedy `actor` from a fresh reset; logs whole episodes under eval/."""
-        start = time.monotonic()
-        played = play_episodes(actor, env, self.settings.num_eval_steps)
-        if not played['partial']:  # an unfinished game is no score: the iteration then reports nan
-            self.eval_logger.log_episodes(self.env_steps, played['finished'])
-        return self.eval_logger.write_performance(self.env_steps, steps_taken=played['steps'], seconds_taken=time.monotonic() - start)
-
-    def close(self) -> None:
-        if self.progress is not None:
-            self.progress.close()
-        self.train_logger.close()
-        self.eval_logger.close()
-        self.results.close()
-        if self.episodes is not None:
-            self.episodes.close()
-
-
-def play_episodes(actor: Actor, env: VectorEnvironment, num_steps: int, num_episodes: int = 0) -> dict[str, Any]:
-    """Steps `env` with `actor` for `num_steps` env steps (or until `num_episodes` episodes end when > 0).
+def play_episodes(
+    actor: Actor,
+    env: VectorEnvironment,
+    num_steps: int,
+    num_episodes: int = 0,
+    stop: Optional[Callable[[], bool]] = None,
+    max_episodes: int = 0,
+) -> dict[str, Any]:
+    """Steps `env` with `actor` for `num_steps` env steps (or until `num_episodes` episodes end when > 0), or until
+    `stop()` is true (a Ctrl-C during evaluation), and at most until `max_episodes` episodes end when > 0.
 
     Returns the finished episodes' raw returns and lengths. If no episode finished, the unfinished one of
     environment 0 is reported so a long game still gives a number (flagged by `partial`).
@@ -237,6 +66,10 @@ def play_episodes(actor: Actor, env: VectorEnvironment, num_steps: int, num_epis
         finished += tracker.step(step.raw_reward, step.terminated | step.truncated)
         steps += env.num_envs
         if (num_episodes and len(finished) >= num_episodes) or (not num_episodes and steps >= num_steps):
+            break
+        if max_episodes and len(finished) >= max_episodes:
+            break
+        if stop is not None and stop():
             break
     partial = not finished
     if partial:
@@ -251,17 +84,28 @@ def run_single_process(
     eval_actor: Actor,
     eval_env: VectorEnvironment,
 ) -> None:
-    """Train / checkpoint / evaluate iterations of a single-process agent (DQN and its family)."""
+    """Train / checkpoint / evaluate iterations of a single-process agent (DQN and its family).
+
+    A checkpoint is also written every `save_every_sec` during an iteration and at Ctrl-C or SIGTERM (exit status
+    130); a spent budget (`train_for_seconds`, `train_for_env_steps`) ends the iteration early with its checkpoint
+    and results row."""
+    stop_request = distributed.StopRequest()
+    experiment.stop_request = stop_request
     if experiment.resumed_state is not None:
         agent.load_state_dict(experiment.resumed_state)
+    experiment.restore_replay(agent)
     episodes = trackers.EpisodeTracker(train_env.num_envs)
     loop = run_env_loop(agent, train_env)
-    steps_per_iteration = math.ceil(experiment.settings.num_train_steps / train_env.num_envs)
     try:
         for iteration in experiment.iterations:
-            for step in itertools.islice(loop, steps_per_iteration):
+            while experiment.steps_left() > 0 and not experiment.should_stop():
+                step = next(loop)
                 finished = episodes.step(step.raw_reward, step.terminated | step.truncated)
                 experiment.record_train_step(train_env.num_envs, finished, step.observation)
+                if experiment.periodic_save_due():
+                    experiment.save_periodic(agent.state_dict(), agent.learner_steps, agent)
+            if stop_request:
+                experiment.stop(agent.state_dict(), agent.learner_steps, agent)
             experiment.end_iteration(
                 iteration,
                 agent.state_dict(),
@@ -269,7 +113,10 @@ def run_single_process(
                 agent.learner_statistics(),
                 agent.agent_statistics(),
                 lambda: experiment.evaluate(eval_actor, eval_env),
+                agent,
             )
+            if stop_request:  # arrived during the evaluation
+                experiment.stop(agent.state_dict(), agent.learner_steps, agent)
     finally:
         experiment.close()
         train_env.close()
@@ -308,6 +155,17 @@ def create_environment(
     return env
 
 
+def canonical_environment(values: dict[str, Any]) -> dict[str, Any]:
+    """`values` with an Atari game under its one canonical name (`Pong` for `ALE/Pong-v5`, `PongNoFrameskip-v4` or
+    `pong`), so that one game's experiments, files and checkpoints share one name."""
+    if values.get('environment_kind') != 'atari':
+        return values
+    try:
+        return {**values, 'environment_name': gym_env.canonical_atari_name(values['environment_name'])}
+    except ValueError:  # no Atari game: creating the environment says so, with the script that takes it
+        return values
+
+
 def learner_device() -> torch.device:
     """The first GPU when there is one, else the CPU."""
     return torch.device('cuda:0' if torch.cuda.is_available() else 'cpu')
@@ -318,16 +176,27 @@ def train_value_agent(
     build_agent: Callable[[VectorEnvironment, dict[str, Any], torch.device], Agent],
     make_eval_actor: Callable[[nn.Module, float, int, torch.device], Actor] = EpsilonGreedyActor,
 ) -> None:
-    """Entry point of the single-process run scripts: environments and agent from the flags, then iterations.
-    The evaluation actor is `make_eval_actor(agent.online_network, eval_exploration_epsilon, seed, device)`."""
+    """Entry point of the single-process run scripts: environments and agent from the flags (a resumed experiment's
+    saved config, where no flag overrides it), then iterations. The evaluation actor is
+    `make_eval_actor(agent.online_network, eval_exploration_epsilon, seed, device)`."""
     from deep_rl_zoo import flags
 
-    values = {**flags.flag_values(), 'environment_kind': kind}
-    prepare_process(values)
-    device = learner_device()
-    train_env = create_environment(kind, values, values['num_envs'], values['seed'])
-    eval_env = create_environment(kind, values, 1, values['seed'] + EVAL_SEED_OFFSET)
-    agent = build_agent(train_env, values, device)
+    values = canonical_environment({**flags.flag_values(), 'environment_kind': kind})
+
+    def build(values: dict[str, Any]) -> tuple[torch.device, VectorEnvironment, VectorEnvironment, Agent]:
+        prepare_process(values)
+        device = learner_device()
+        train_env = create_environment(kind, values, values['num_envs'], values['seed'])
+        eval_env = create_environment(kind, values, 1, values['seed'] + EVAL_SEED_OFFSET)
+        return device, train_env, eval_env, build_agent(train_env, values, device)
+
+    device, train_env, eval_env, agent = build(values)
+    resolved = experiment_lib.prepare(agent.agent_name, values, experiment_lib.explicit_flags(values))
+    if resolved != values:  # the saved config of the experiment differs: build again from it
+        train_env.close()
+        eval_env.close()
+        values = resolved
+        device, train_env, eval_env, agent = build(values)
     # Policy agents define no eval_exploration_epsilon flag (their greedy actor ignores it).
     eval_actor = make_eval_actor(agent.online_network, values.get('eval_exploration_epsilon', 0.0), values['seed'], device)
     experiment = Experiment(RunSettings.from_values(agent.agent_name, values), train_env)
@@ -394,65 +263,77 @@ def run_actors_and_learner(
     rollout trained on was made by the parameters being updated. Not deterministic: arrival order depends on
     timing.
 
-    Ctrl-C or SIGTERM stops every process within seconds; a crashed actor stops the run with its error, or is
-    restarted with `restart_actors`.
+    Ctrl-C or SIGTERM writes a checkpoint of the learner at the stop and stops every process within seconds; a
+    crashed actor stops the run with its error, or is restarted with `restart_actors`. Checkpoints are also written
+    every `save_every_sec`, and a spent budget ends the iteration early (see `experiment.Experiment`).
     """
     if experiment.resumed_state is not None:
         learner.load_state_dict(experiment.resumed_state)
+    experiment.restore_replay(learner)
     devices = distributed.actor_devices(num_actors, actors_on_gpu)
     context = distributed.process_context(devices)
     parameters = distributed.SharedParameters(learner.network, context)
     num_buffers = asynchronous.num_buffers_per_actor if asynchronous else 1
     buffers = distributed.make_rollout_buffers(num_actors, rollout_spec, num_buffers)
-    pool = distributed.ActorPool(make_actor, parameters, buffers, devices, context, asynchronous=asynchronous is not None, restart_actors=restart_actors)
+    if experiment.settings.flags.get('backend') == 'ray':  # the same pool on Ray actors, parameters via its object store
+        from deep_rl_zoo import ray_backend
+
+        def log_statistics(statistics: dict[str, float]) -> None:
+            experiment.train_logger.write_learner_statistics(learner.learner_steps, statistics)
+
+        pool = ray_backend.RayActorPool(
+            make_actor, rollout_spec, num_actors, num_buffers, experiment.settings.flags,
+            asynchronous=asynchronous is not None, restart_actors=restart_actors, log_statistics=log_statistics,
+        )  # fmt: skip
+        parameters = pool.parameters
+    else:
+        pool = distributed.ActorPool(make_actor, parameters, buffers, devices, context, asynchronous=asynchronous is not None, restart_actors=restart_actors)
     steps_per_rollout = rollout_spec['reward'][0][0] * rollout_spec['reward'][0][1]
     stop_request = distributed.StopRequest()
+    experiment.stop_request = stop_request
     lag = PolicyLagStatistics()
     pending: list[distributed.Rollout] = []  # asynchronous: received, waiting for a full batch (across iterations)
+    stopping = f'stopping {num_actors} actors; '
     pool.start()
     try:
         parameters.publish(learner.network)
         for iteration in experiment.iterations:
-            iteration_steps = 0
-            while iteration_steps < experiment.settings.num_train_steps and not stop_request:
+            while experiment.steps_left() > 0 and not experiment.should_stop():
                 if asynchronous is None:
                     batch: dict[int, distributed.Rollout] = {}
                     while len(batch) < num_actors and (rollout := pool.receive(stop_request)) is not None:
                         batch[rollout.actor_id] = rollout
                         experiment.record_train_step(steps_per_rollout, rollout.finished, pool.buffer(rollout)['observation'][-1].numpy())
-                        iteration_steps += steps_per_rollout
                     if stop_request:
                         break
                     # In actor order, whatever the order of arrival: a learner with a replay (SAC) keeps one stream per
                     # actor environment, and each stream must continue that environment's steps.
                     learner.update([pool.buffer(batch[actor_id]) for actor_id in range(num_actors)])
                     parameters.publish(learner.network)
-                    continue
-                rollout = pool.receive(stop_request)
-                if rollout is None:
-                    break
-                experiment.record_train_step(steps_per_rollout, rollout.finished, pool.buffer(rollout)['observation'][-1].numpy())
-                iteration_steps += steps_per_rollout
-                # The learner's own version does not change until the next update, so the lag measured now is the
-                # lag at training time.
-                if parameters.version - rollout.version > asynchronous.max_policy_lag:
-                    lag.dropped += 1
-                    pool.release(rollout)
-                    continue
-                pending.append(rollout)
-                if len(pending) == asynchronous.batch_rollouts:
-                    lag.lags += [parameters.version - rollout.version for rollout in pending]
-                    learner.update([pool.buffer(rollout) for rollout in pending])
-                    for rollout in pending:
+                else:
+                    rollout = pool.receive(stop_request)
+                    if rollout is None:
+                        break
+                    experiment.record_train_step(steps_per_rollout, rollout.finished, pool.buffer(rollout)['observation'][-1].numpy())
+                    # The learner's own version does not change until the next update, so the lag measured now is the
+                    # lag at training time.
+                    if parameters.version - rollout.version > asynchronous.max_policy_lag:
+                        lag.dropped += 1
                         pool.release(rollout)
-                    pending.clear()
-                    parameters.publish(learner.network)
+                        continue
+                    pending.append(rollout)
+                    if len(pending) == asynchronous.batch_rollouts:
+                        lag.lags += [parameters.version - rollout.version for rollout in pending]
+                        learner.update([pool.buffer(rollout) for rollout in pending])
+                        for rollout in pending:
+                            pool.release(rollout)
+                        pending.clear()
+                        parameters.publish(learner.network)
+                if experiment.periodic_save_due():
+                    experiment.save_periodic(learner.state_dict(), learner.learner_steps, learner)
             if stop_request:
-                print(
-                    f'\nInterrupted ({stop_request.signal_name}): stopping {num_actors} actors; the last checkpoint is in {experiment.settings.checkpoint_dir}',
-                    file=sys.stderr,
-                )
-                raise SystemExit(130)
+                pool.request_stop()  # the actors wind down while the checkpoint at the stop is written
+                experiment.stop(learner.state_dict(), learner.learner_steps, learner, stopping)
             learner_statistics = learner.learner_statistics()
             if asynchronous is not None:
                 learner_statistics.update(lag.statistics())
@@ -463,7 +344,11 @@ def run_actors_and_learner(
                 learner_statistics,
                 learner.agent_statistics(),
                 lambda: experiment.evaluate(eval_actor, eval_env),
+                learner,
             )
+            if stop_request:  # arrived during the evaluation
+                pool.request_stop()
+                experiment.stop(learner.state_dict(), learner.learner_steps, learner, stopping)
     finally:
         pool.stop()
         experiment.close()
@@ -486,27 +371,40 @@ def train_actors_and_learner(
     `make_eval_actor(learner.network, device)` (IMPALA's recurrent policy), by default `PolicyGreedyActor`."""
     from deep_rl_zoo import flags
 
-    values = values if values is not None else {**flags.flag_values(), 'environment_kind': kind}
-    prepare_process(values)
-    num_actors, num_envs = values['num_actors'], values['num_envs_per_actor']
-    eval_env = create_environment(kind, values, 1, values['seed'] + EVAL_SEED_OFFSET)
-    device = learner_device() if values['learner_on_gpu'] else torch.device('cpu')
-    network = make_network(eval_env, values)
+    # Values handed in (APPO translates its own flags) count as given: a resumed run keeps them.
+    explicit = frozenset(values) if values is not None else None
+    values = canonical_environment(values if values is not None else {**flags.flag_values(), 'environment_kind': kind})
+    explicit = explicit if explicit is not None else experiment_lib.explicit_flags(values)
     async_settings = AsyncSettings.from_values(values) if asynchronous else None
-    rollouts_per_update = async_settings.batch_rollouts if async_settings else num_actors
-    steps_per_update = rollouts_per_update * num_envs * values['unroll_length']
-    total_updates = math.ceil(values['num_train_steps'] / steps_per_update) * values['num_iterations']
-    learner = build_learner(network, values, total_updates, device)
+
+    def build(values: dict[str, Any]) -> tuple[VectorEnvironment, torch.device, Learner]:
+        prepare_process(values)
+        num_envs = values['num_envs_per_actor']
+        eval_env = create_environment(kind, values, 1, values['seed'] + EVAL_SEED_OFFSET)
+        device = learner_device() if values['learner_on_gpu'] else torch.device('cpu')
+        network = make_network(eval_env, values)
+        rollouts_per_update = values['batch_rollouts'] if asynchronous else values['num_actors']
+        steps_per_update = rollouts_per_update * num_envs * values['unroll_length']
+        total_updates = math.ceil(values['num_train_steps'] / steps_per_update) * values['num_iterations']
+        return eval_env, device, build_learner(network, values, total_updates, device)
+
+    eval_env, device, learner = build(values)
+    resolved = experiment_lib.prepare(learner.agent_name, values, explicit)
+    if resolved != values:  # the saved config of the experiment differs: build again from it
+        eval_env.close()
+        values = resolved
+        async_settings = AsyncSettings.from_values(values) if asynchronous else None
+        eval_env, device, learner = build(values)
 
     make_actor = _ActorFactory(kind, values, make_network, build_actor)
-    spec = rollout_spec(eval_env, num_envs, values['unroll_length'])
+    spec = rollout_spec(eval_env, values['num_envs_per_actor'], values['unroll_length'])
     experiment = Experiment(RunSettings.from_values(learner.agent_name, values), eval_env)
     if make_eval_actor is not None:
         eval_actor = make_eval_actor(learner.network, device)
     else:
         eval_actor = PolicyGreedyActor(learner.network, device, *action_bounds(eval_env))
     run_actors_and_learner(
-        experiment, learner, make_actor, spec, num_actors, values['actors_on_gpu'], eval_actor, eval_env, async_settings, values['restart_actors']
+        experiment, learner, make_actor, spec, values['num_actors'], values['actors_on_gpu'], eval_actor, eval_env, async_settings, values['restart_actors']
     )
 
 
@@ -582,7 +480,9 @@ def evaluate_checkpoint(
     network.eval()
     actor: Actor = make_actor(network, env, values['seed'])
     recorder = _RecordingActor(actor, env) if record else None
-    played = play_episodes(recorder or actor, env, values['num_eval_steps'], values['num_eval_episodes'])
+    if values['push_to_hub']:
+        model_card.check_repository_id(values['hf_repository'])
+    played = play_episodes(recorder or actor, env, values['num_eval_steps'], values['num_eval_episodes'], max_episodes=values['max_num_episodes'])
     env.close()
     returns = np.array([episode_return for episode_return, _ in played['finished']])
     note = ' (no episode finished: the unfinished one is reported)' if played['partial'] else ''
@@ -591,10 +491,26 @@ def evaluate_checkpoint(
         f'{len(returns)} episodes, return mean {returns.mean():.2f} std {returns.std():.2f} '
         f'min {returns.min():.2f} max {returns.max():.2f}{note}'
     )
+    video = None
     if recorder is not None:
         video = _write_video(recorder.frames, values['recording_video_dir'], loaded['agent_name'], loaded['environment_name'])
         print(f'video of the first episode: {video}')
+    if values['push_to_hub']:
+        _publish(values, loaded, [] if played['partial'] else returns.tolist(), video)
     return {'returns': returns, 'partial': played['partial']}
+
+
+def _publish(values: dict[str, Any], loaded: dict[str, Any], returns: list[float], video: Optional[str]) -> None:
+    """eval_agent --push_to_hub: the model folder of the evaluated checkpoint (model_card.py), then its upload."""
+    repository = values['hf_repository']
+    folder = values['hub_folder'] or os.path.join('hub', repository.split('/')[1])
+    main_spec = getattr(sys.modules['__main__'], '__spec__', None)
+    package = main_spec.name.split('.')[-2] if main_spec and main_spec.name.startswith('deep_rl_zoo.') else loaded['agent_name'].lower()
+    model_card.write_model_folder(
+        folder, repository_id=repository, package=package, loaded=loaded, checkpoint_path=values['load_checkpoint_file'], returns=returns, video_path=video
+    )
+    print(f'model folder: {folder} (model card, checkpoint, config{", video" if video else ""})')
+    print(f'pushed to {model_card.push_folder(folder, repository)}')
 
 
 def _write_video(frames: list[np.ndarray], directory: str, agent_name: str, environment_name: str) -> str:
@@ -602,6 +518,6 @@ def _write_video(frames: list[np.ndarray], directory: str, agent_name: str, envi
     import imageio.v2 as imageio
 
     os.makedirs(directory, exist_ok=True)
-    path = os.path.join(directory, f'{agent_name}_{_safe(environment_name)}_{time.strftime("%Y%m%d-%H%M%S")}.mp4')
+    path = os.path.join(directory, f'{agent_name}_{environment_name.replace("/", "_")}_{time.strftime("%Y%m%d-%H%M%S")}.mp4')
     imageio.mimwrite(path, frames, fps=30, macro_block_size=1)
     return path

@@ -526,6 +526,13 @@ class SumTree:
         return nodes
 
 
+def _check_priority_settings(priority_exponent: Any, priority_eps: Any) -> None:
+    if not isinstance(priority_exponent, (int, float, np.floating)) or not 0.0 <= priority_exponent < np.inf:
+        raise ValueError(f'priority_exponent must be a finite number >= 0, got {priority_exponent!r}')
+    if not isinstance(priority_eps, (int, float, np.floating)) or not 0.0 < priority_eps < np.inf:
+        raise ValueError(f'priority_eps must be a finite number > 0 (so no transition is starved), got {priority_eps!r}')
+
+
 class PrioritizedSample(NamedTuple):
     """A prioritized minibatch: the transitions, where they are stored, and their importance-sampling weights."""
 
@@ -549,10 +556,7 @@ class PrioritizedReplay(UniformReplay):
     def __init__(self, *, priority_exponent: float, priority_eps: float, **uniform_replay_args: Any):
         """`priority_exponent` is alpha (0 samples uniformly); `priority_eps` > 0 is added to every |td error|.
         The other arguments are `UniformReplay`'s."""
-        if not isinstance(priority_exponent, (int, float, np.floating)) or not 0.0 <= priority_exponent < np.inf:
-            raise ValueError(f'priority_exponent must be a finite number >= 0, got {priority_exponent!r}')
-        if not isinstance(priority_eps, (int, float, np.floating)) or not 0.0 < priority_eps < np.inf:
-            raise ValueError(f'priority_eps must be a finite number > 0 (so no transition is starved), got {priority_eps!r}')
+        _check_priority_settings(priority_exponent, priority_eps)
         super().__init__(**uniform_replay_args)
         self._priority_exponent = float(priority_exponent)
         self._priority_eps = float(priority_eps)
@@ -749,8 +753,10 @@ class SequenceReplay:
         episode_end: np.ndarray,
         final_observation: np.ndarray,
         recurrent_state: np.ndarray | None = None,
+        streams: np.ndarray | None = None,
     ) -> None:
-        """Appends one step to every stream (the arguments of `UniformReplay.add`, and the recurrent state).
+        """Appends one step to every stream, or to `streams` only (the arguments of `UniformReplay.add`, and the
+        recurrent state).
 
         Args:
           observation: [num_streams, *observation_shape], the observations the actions were taken from.
@@ -763,8 +769,20 @@ class SequenceReplay:
             its episode (`VectorStep.final_observation`): where a sequence ends, bootstrapping reads it.
           recurrent_state: [num_streams, state_size] float32, the actor's state before this step; required when
             state_size > 0, ignored otherwise.
+          streams: distinct stream indices the rows belong to (default: all streams, in order); the leading
+            dimension of every other argument is then len(streams). Several actors' environments feed one replay
+            this way, each adding its steps when they arrive.
         """
-        batch = (self._num_streams,)
+        if streams is None:
+            streams = np.arange(self._num_streams)
+        else:
+            streams = np.asarray(streams)
+            if (
+                streams.ndim != 1 or not np.issubdtype(streams.dtype, np.integer) or streams.size == 0
+                or streams.min() < 0 or streams.max() >= self._num_streams or np.unique(streams).size != streams.size
+            ):
+                raise ValueError(f'streams must be distinct integers in [0, {self._num_streams}), got {streams.tolist()}')
+        batch = (streams.size,)
         observation = _as_batch('observation', observation, batch + self._observation_shape, self._observation_dtype)
         action = _as_batch('action', action, batch + self._action_shape, self._action_dtype)
         reward = _as_batch('reward', reward, batch, np.float32)
@@ -778,22 +796,22 @@ class SequenceReplay:
         if self._state_size:
             if recurrent_state is None:
                 raise ValueError(f'recurrent_state is required: this replay stores states of size {self._state_size}')
-            self._pending_state[np.arange(self._num_streams), self._pending_count] = _as_batch(
+            self._pending_state[streams, self._pending_count[streams]] = _as_batch(
                 'recurrent_state', recurrent_state, batch + (self._state_size,), np.float32
             )
-        for stream in range(self._num_streams):
+        for row, stream in enumerate(streams):
             index = self._pending_count[stream]
-            self._pending_observations[stream, index] = observation[stream]
-            self._pending_actions[stream, index] = action[stream]
-            self._pending_rewards[stream, index] = reward[stream]
-            self._pending_terminal[stream, index] = terminal[stream]
+            self._pending_observations[stream, index] = observation[row]
+            self._pending_actions[stream, index] = action[row]
+            self._pending_rewards[stream, index] = reward[row]
+            self._pending_terminal[stream, index] = terminal[row]
             self._pending_first[stream, index] = self._starts_episode[stream]
             self._pending_count[stream] += 1
-            self._starts_episode[stream] = episode_end[stream]
+            self._starts_episode[stream] = episode_end[row]
             full = self._pending_count[stream] == self._length
-            if (full or episode_end[stream]) and self._pending_count[stream] > self._carried[stream]:
-                self._store(stream, final_observation[stream])
-            if episode_end[stream]:
+            if (full or episode_end[row]) and self._pending_count[stream] > self._carried[stream]:
+                self._store(stream, final_observation[row])
+            if episode_end[row]:
                 self._pending_count[stream] = self._carried[stream] = 0
             elif full:
                 self._carry_overlap(stream)
@@ -870,3 +888,236 @@ class SequenceReplay:
         if self._num_stored == 0:
             raise RuntimeError('replay holds no sequence yet; add more steps before sampling')
         return self.sequences_at(self._random.integers(self._num_stored, size=batch_size))
+
+    def bytes_per_sequence(self) -> float:
+        """Memory one stored sequence takes: its share of the per-sequence arrays, and its observations (raw, or the
+        mean size of the stored snappy-compressed ones). Multiply by `capacity` for the memory of a full replay."""
+        arrays = (self._actions, self._rewards, self._terminal, self._first, self._mask, self._initial_state, self._new_steps)
+        fixed = sum(array.nbytes for array in arrays) / self._capacity
+        if not self._compress:
+            return fixed + self._observations.nbytes / self._capacity
+        if self._num_stored == 0:
+            return fixed
+        return fixed + sum(len(data) for data in self._observations[: self._num_stored]) / self._num_stored
+
+
+class PrioritizedSequenceSample(NamedTuple):
+    """A prioritized batch of sequences, where they are stored, and their importance-sampling weights."""
+
+    sequences: Sequences
+    keys: Tuple[np.ndarray, np.ndarray]  # (slots, the count of sequences stored when each was written)
+    weights: np.ndarray  # [B] float32, (N * P(i)) ** -beta divided by their max over the batch
+
+
+class PrioritizedSequenceReplay(SequenceReplay):
+    """`SequenceReplay` sampled in proportion to priority ** alpha (Schaul et al. 2016), with sequence priorities
+    (R2D2, Kapturowski et al. 2019: `transformed_returns.sequence_priorities`).
+
+    A sum tree over the `capacity` slots holds p^alpha of each stored sequence (p = priority + eps); a new sequence
+    gets the largest priority given so far (1 at first). A batch of B is stratified (one draw in each of B equal
+    segments of the total); the importance-sampling weights w_i = (N * P(i))^-beta, N the sequences stored, are
+    divided by the batch's largest. A priority update skips slots overwritten since they were sampled.
+    """
+
+    def __init__(self, *, priority_exponent: float, priority_eps: float, **sequence_replay_args: Any):
+        """`priority_exponent` is alpha (0 samples uniformly); `priority_eps` > 0 is added to every priority. The other
+        arguments are `SequenceReplay`'s."""
+        _check_priority_settings(priority_exponent, priority_eps)
+        super().__init__(**sequence_replay_args)
+        self._priority_exponent = float(priority_exponent)
+        self._priority_eps = float(priority_eps)
+        self._max_priority = 1.0
+        self._tree = SumTree(self.capacity)
+        self._written_as = np.full(self.capacity, -1, np.int64)  # which stored sequence (0, 1, ...) each slot holds
+
+    @property
+    def max_priority(self) -> float:
+        """The priority a new sequence gets: the largest priority + eps given so far, at least 1."""
+        return self._max_priority
+
+    def _store(self, stream: int, next_observation: np.ndarray) -> None:
+        slot = self._num_added % self._capacity
+        self._written_as[slot] = self._num_added
+        super()._store(stream, next_observation)
+        self._tree.set(np.array([slot]), np.array([self._max_priority**self._priority_exponent]))
+
+    def sample_prioritized(self, batch_size: int, importance_sampling_exponent: float) -> PrioritizedSequenceSample:
+        """A batch of sequences drawn by priority, with importance-sampling weights of exponent beta in [0, 1]."""
+        batch_size = _check_positive_int('batch_size', batch_size)
+        beta = importance_sampling_exponent
+        if not isinstance(beta, (int, float, np.floating)) or not 0.0 <= beta <= 1.0:
+            raise ValueError(f'importance_sampling_exponent must be a number in [0, 1], got {beta!r}')
+        if self._num_stored == 0:
+            raise RuntimeError('replay holds no sequence yet; add more steps before sampling')
+        total = self._tree.total
+        targets = (np.arange(batch_size) + self._random.random(batch_size)) * (total / batch_size)
+        slots = self._tree.find(targets)
+        weights = (self._num_stored * self._tree.values(slots) / total) ** -beta
+        return PrioritizedSequenceSample(
+            sequences=self.sequences_at(slots),
+            keys=(slots, self._written_as[slots].copy()),
+            weights=(weights / weights.max()).astype(np.float32),
+        )
+
+    def update_priorities(self, keys: Tuple[np.ndarray, np.ndarray], priorities: np.ndarray) -> None:
+        """Sets the sampled sequences' priorities to `priorities` [B] (>= 0) + eps; of a slot drawn twice the last
+        one counts; slots written again since `keys` were sampled keep their new sequence's priority."""
+        slots, written_as = (np.asarray(key) for key in keys)
+        priorities = np.asarray(priorities, np.float64)
+        if priorities.shape != slots.shape or slots.shape != written_as.shape or slots.ndim != 1:
+            raise ValueError(f'priorities and both keys must be 1-D of one length, got {priorities.shape}, {slots.shape} and {written_as.shape}')
+        if not np.all(np.isfinite(priorities) & (priorities >= 0)):
+            raise ValueError('priorities must be finite and >= 0')
+        current = self._written_as[slots] == written_as
+        priorities = priorities[current] + self._priority_eps
+        if priorities.size:
+            self._max_priority = max(self._max_priority, float(priorities.max()))
+            self._tree.set(slots[current], priorities**self._priority_exponent)
+
+
+# --- Saving a replay with a checkpoint (--save_replay) ---------------------------------------------------------------
+
+
+def replay_state(replay: Any) -> dict:
+    """Everything a replay (uniform, prioritized or sequence) holds, as plain values and snappy-compressed uint8
+    tensors that a checkpoint stores and loads without unpickling code; `load_replay_state` puts it back, so a
+    resumed agent samples exactly what it would have sampled without the stop."""
+    return {'class': type(replay).__name__, 'attributes': _encode(vars(replay))}
+
+
+def load_replay_state(replay: Any, state: dict) -> None:
+    """Restores `replay_state(...)` into `replay`, which must be of the same class and sizes (same flags)."""
+    if state.get('class') != type(replay).__name__:
+        raise ValueError(f'the saved replay is a {state.get("class")}, this run uses a {type(replay).__name__}')
+    attributes = _decode(state['attributes'])
+    _check_same_layout(vars(replay), attributes, type(replay).__name__)
+    _restore_attributes(replay, attributes)
+    _cut_open_episodes(replay)
+
+
+def _cut_open_episodes(replay: Any) -> None:
+    """The resumed run restarts its environments, so no stored episode continues: each stream's open episode ends
+    at its last stored step. A timeline replay turns that step into a truncation, bootstrapping from the last stored
+    observation (which becomes a final-observation slot, never sampled itself); a sequence replay drops the steps
+    not yet stored as a sequence."""
+    if isinstance(replay, SequenceReplay):
+        replay._pending_count[:] = 0
+        replay._carried[:] = 0
+        replay._starts_episode[:] = True
+        return
+    slots_per_stream = replay._slots_per_stream
+    for stream in range(replay._num_streams):
+        written = int(replay._num_written[stream])
+        last = (written - 1) % slots_per_stream
+        if written == 0 or replay._starts_episode[stream] or replay._episode_end[stream, last]:
+            continue  # empty, or the episode already ended at the last step
+        previous = (written - 2) % slots_per_stream
+        if written >= 2 and not replay._episode_end[stream, previous]:
+            replay._episode_end[stream, previous] = True  # the step before: truncated, s_t = the last observation
+        replay._has_action[stream, last] = False
+        replay._episode_end[stream, last] = True
+        replay._rewards[stream, last] = 0.0
+        replay._terminal[stream, last] = False
+    replay._starts_episode[:] = True
+    replay._refresh_validity()
+
+
+def _restore_attributes(target: Any, attributes: dict) -> None:
+    for name, value in attributes.items():
+        current = getattr(target, name)
+        if isinstance(current, (SumTree,)):
+            _restore_attributes(current, value)
+        else:
+            setattr(target, name, value)
+
+
+def _check_same_layout(current: dict, saved: dict, where: str) -> None:
+    """Refuses a saved replay whose arrays differ in shape or dtype (another capacity, observation, ...)."""
+    for name, value in current.items():
+        other = saved.get(name)
+        if isinstance(value, SumTree):
+            _check_same_layout(vars(value), other if isinstance(other, dict) else {}, f'{where}.{name}')
+        elif isinstance(value, np.ndarray) and (
+            not isinstance(other, np.ndarray) or other.shape != value.shape or other.dtype != value.dtype
+        ):
+            found = f'{other.shape} {other.dtype}' if isinstance(other, np.ndarray) else 'nothing'
+            raise ValueError(
+                f'the saved replay does not fit this run ({where}.{name}: saved {found}, here {value.shape} {value.dtype}): '
+                'resume with the replay flags it was saved with (--replay_capacity, --num_envs, ...) or without --save_replay'
+            )
+
+
+def _compressed(data: bytes) -> 'torch.Tensor':
+    import torch
+
+    return torch.frombuffer(bytearray(snappy.compress(data)), dtype=torch.uint8)
+
+
+def _encode(value: Any) -> Any:
+    """A tagged tree of plain values and tensors (the types `checkpoint.save_checkpoint` accepts)."""
+    import json
+
+    import torch
+
+    if isinstance(value, np.ndarray) and value.dtype != object:
+        return {'kind': 'array', 'dtype': value.dtype.str, 'shape': list(value.shape), 'data': _compressed(np.ascontiguousarray(value).tobytes())}
+    if isinstance(value, np.ndarray):  # compressed frames: bytes per slot, None where nothing was written
+        items = list(value.reshape(-1))
+        lengths = [-1 if item is None else len(item) for item in items]
+        return {
+            'kind': 'blobs',
+            'shape': list(value.shape),
+            'lengths': torch.tensor(lengths, dtype=torch.int64),
+            'data': _compressed(b''.join(item for item in items if item is not None)),
+        }
+    if isinstance(value, np.dtype):
+        return {'kind': 'dtype', 'value': value.str}
+    if isinstance(value, np.random.Generator):
+        return {'kind': 'generator', 'state': json.dumps(value.bit_generator.state)}
+    if isinstance(value, SumTree):
+        return {'kind': 'object', 'attributes': _encode(vars(value))}
+    if isinstance(value, dict):
+        return {'kind': 'dict', 'items': [[_plain(key), _encode(item)] for key, item in value.items()]}
+    if isinstance(value, (list, tuple)):
+        return {'kind': 'list' if isinstance(value, list) else 'tuple', 'items': [_encode(item) for item in value]}
+    return {'kind': 'value', 'value': _plain(value)}
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    raise ValueError(f'cannot save a replay attribute of type {type(value).__name__}')
+
+
+def _decode(node: dict) -> Any:
+    import json
+
+    kind = node['kind']
+    if kind == 'array':
+        data = snappy.decompress(node['data'].numpy().tobytes())
+        return np.frombuffer(data, dtype=np.dtype(node['dtype'])).reshape(node['shape']).copy()
+    if kind == 'blobs':
+        data = snappy.decompress(node['data'].numpy().tobytes())
+        items, offset = np.empty(len(node['lengths']), dtype=object), 0
+        for index, length in enumerate(node['lengths'].tolist()):
+            if length >= 0:
+                items[index] = data[offset : offset + length]
+                offset += length
+        return items.reshape(node['shape'])
+    if kind == 'dtype':
+        return np.dtype(node['value'])
+    if kind == 'generator':
+        state = json.loads(node['state'])
+        generator = np.random.Generator(getattr(np.random, state['bit_generator'])())
+        generator.bit_generator.state = state
+        return generator
+    if kind == 'object':
+        return _decode(node['attributes'])
+    if kind == 'dict':
+        return {key: _decode(item) for key, item in node['items']}
+    if kind in ('list', 'tuple'):
+        items = [_decode(item) for item in node['items']]
+        return items if kind == 'list' else tuple(items)
+    return node['value']

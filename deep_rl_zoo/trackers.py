@@ -378,12 +378,17 @@ class ConsoleProgress:
         self._stream.flush()
         self._last_print_time = now
 
-    def close(self) -> None:
-        """Ends a live terminal line so the next output starts on its own line."""
+    def break_line(self) -> None:
+        """Ends a live terminal line so that the next output (e.g. an `iteration N:` line) starts on its own line;
+        the next `update` draws a fresh progress line below it."""
         if self._is_tty and self._last_line_length:
             self._stream.write("\n")
             self._stream.flush()
             self._last_line_length = 0
+
+    def close(self) -> None:
+        """Ends a live terminal line so the next output starts on its own line."""
+        self.break_line()
 
 
 class LearnerStatistics:

@@ -88,6 +88,20 @@ def test_unknown_atari_game(tmp_path):
     assert_one_clear_line(proc, "--environment_name='NoSuchGame'", 'not an Atari game', 'Pong', 'Breakout')
 
 
+@pytest.mark.parametrize(
+    'module, name, keywords',
+    [
+        ('deep_rl_zoo.dqn.run_classic', 'Pendulum-v1', ('not a classic-control environment', 'continuous actions', 'python -m deep_rl_zoo.ppo.run_continuous --environment_name=Pendulum-v1')),
+        ('deep_rl_zoo.dqn.run_classic', 'Pong', ('Pong is an Atari game', 'python -m deep_rl_zoo.dqn.run_atari --environment_name=Pong')),
+        ('deep_rl_zoo.ppo.run_atari', 'CartPole-v1', ('not an Atari game', 'python -m deep_rl_zoo.ppo.run_classic --environment_name=CartPole-v1')),
+        ('deep_rl_zoo.ppo.run_continuous', 'LunarLander-v3', ('not a continuous-control environment', 'deep_rl_zoo.ppo.run_classic --environment_name=LunarLander-v3')),
+    ],
+)
+def test_a_task_given_to_the_wrong_script_points_to_the_right_one(tmp_path, module, name, keywords):
+    proc = run_in_empty_dir(tmp_path, module, f'--environment_name={name}', '--noprogress')
+    assert_one_clear_line(proc, f"--environment_name='{name}'", *keywords)
+
+
 # ---------------------------------------------------------------------------------- flag bounds
 
 

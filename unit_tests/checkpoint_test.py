@@ -308,3 +308,18 @@ def test_latest_checkpoint_picks_highest_iteration(tmp_path):
     assert checkpoint.latest_checkpoint(str(tmp_path), "PPO", "Breakout") == str(tmp_path / "PPO_Breakout_10.ckpt")
     (tmp_path / "PPO_ALE-Pong-v5_4.ckpt").write_bytes(b"")
     assert checkpoint.latest_checkpoint(str(tmp_path), "PPO", "ALE/Pong-v5") == str(tmp_path / "PPO_ALE-Pong-v5_4.ckpt")
+
+
+def test_the_ways_of_writing_one_atari_game_are_one_environment(tmp_path):
+    from deep_rl_zoo import main_loop
+
+    path = _save(str(tmp_path / "PPO_Pong_0.ckpt"), environment_name="Pong")
+    for name in ("Pong", "ALE/Pong-v5", "PongNoFrameskip-v4", "pong"):
+        assert checkpoint.load_checkpoint(path, environment_name=name)["environment_name"] == "Pong"
+    with pytest.raises(checkpoint.CheckpointError, match="Breakout"):
+        checkpoint.load_checkpoint(path, environment_name="Breakout")
+    # Training runs name their files and experiments by the canonical name.
+    for name in ("ALE/Pong-v5", "PongNoFrameskip-v4", "pong"):
+        assert main_loop.canonical_environment({"environment_kind": "atari", "environment_name": name})["environment_name"] == "Pong"
+    assert main_loop.canonical_environment({"environment_kind": "atari", "environment_name": "montezuma_revenge"})["environment_name"] == "MontezumaRevenge"
+    assert main_loop.canonical_environment({"environment_kind": "classic", "environment_name": "LunarLander-v2"})["environment_name"] == "LunarLander-v2"

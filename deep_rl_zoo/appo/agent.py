@@ -898,11 +898,13 @@ def run_values(kind: str, values: dict[str, Any], explicit: frozenset[str] = fro
         sample_factory_max_policy_lag=values['max_policy_lag'],
         max_policy_lag=max(math.ceil(values['max_policy_lag'] / sgd_steps_per_update) - 1, 0),
     )
-    if values['train_for_env_steps'] > 0 and 'num_iterations' not in explicit:
+    if values['train_for_env_steps'] > 0:
         frames_per_step = values['env_frameskip'] if kind == 'atari' and values['summaries_use_frameskip'] else 1
         # Sample Factory's budget is per policy; the policies share the environments, so the run takes about N times it.
         agent_steps = math.ceil(values['train_for_env_steps'] * num_policies / frames_per_step)
-        values['num_iterations'] = math.ceil(agent_steps / values['num_train_steps'])
+        values['train_for_env_steps'] = agent_steps  # the experiment's budget counts agent steps of all policies
+        if 'num_iterations' not in explicit:
+            values['num_iterations'] = math.ceil(agent_steps / values['num_train_steps'])
     return values
 
 

@@ -129,10 +129,10 @@ def _explained_variance(prediction: torch.Tensor, target: torch.Tensor) -> float
     return float('nan') if variance == 0 else float(1 - (target - prediction).var() / variance)
 
 
-def build_learner(network: nn.Module, values: dict[str, Any], total_updates: int, device: torch.device) -> PpoLearner:
-    """A PPO learner from the run's flag values (see `flags.define_ppo`)."""
-    return PpoLearner(
-        network,
+def learner_arguments(values: dict[str, Any], total_updates: int, device: torch.device) -> dict[str, Any]:
+    """`PpoLearner`'s keyword arguments from the run's flag values (see `flags.define_ppo`); the curiosity agents'
+    learners take them too."""
+    return dict(
         learning_rate=values['learning_rate'],
         num_epochs=values['num_epochs'],
         num_minibatches=values['num_minibatches'],
@@ -148,6 +148,11 @@ def build_learner(network: nn.Module, values: dict[str, Any], total_updates: int
         anneal_clip_epsilon=values['anneal_clip_epsilon'],
         device=device,
     )
+
+
+def build_learner(network: nn.Module, values: dict[str, Any], total_updates: int, device: torch.device) -> PpoLearner:
+    """A PPO learner from the run's flag values (see `flags.define_ppo`)."""
+    return PpoLearner(network, **learner_arguments(values, total_updates, device))
 
 
 def build_actor(network: nn.Module, env: VectorEnvironment, values: dict[str, Any], seed: int, device: torch.device) -> OnPolicyActor:

@@ -230,6 +230,14 @@ def test_run_continuous_trains_a_gaussian_policy_on_pendulum(tmp_path):
     network = loaded['state']['network']
     assert network['log_std'].shape == (1,) and network['mean_head.weight'].shape == (1, 64)
     assert not torch.equal(network['log_std'], torch.zeros(1))  # the std is learned
+    # eval_agent records Pendulum (drawn by pygame) headless without SDL's spurious 'error: XDG_RUNTIME_DIR' line.
+    videos = tmp_path / 'videos'
+    proc = run_module(
+        'deep_rl_zoo.ppo.eval_agent', f'--load_checkpoint_file={os.path.join(checkpoint_dir, "PPO_Pendulum-v1_0.ckpt")}', '--num_eval_episodes=1',
+        f'--recording_video_dir={videos}', cwd=str(tmp_path),
+    )  # fmt: skip
+    assert proc.returncode == 0 and 'XDG_RUNTIME_DIR' not in proc.stderr + proc.stdout, proc.stderr[-2000:]
+    assert [name for name in os.listdir(videos) if name.endswith('.mp4')]
 
 
 # --- Learning -------------------------------------------------------------------------------------------------------

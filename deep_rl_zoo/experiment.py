@@ -1,0 +1,757 @@
+"""The bookkeeping of one training run, an *experiment*, with Sample Factory's semantics: its directory and saved
+config, checkpoints (milestone, periodic, best), restarts, budgets, the results CSV, the loggers and a log of the
+console. `main_loop` keeps the loops; every loop uses the `Experiment` below, so every agent gets all of this.
+
+An experiment is named by `--experiment` (default `<AGENT>_<env>[_<tag>]`) and its files live together in
+`<train_dir>/<experiment>/`:
+
+    config.json                        every flag value, library versions, the git commit (rewritten each session)
+    log.txt                            what the console showed, session after session
+    <AGENT>_<env>_<i>.ckpt             milestone: the end of iteration i (kept unless --nokeep_milestones)
+    <AGENT>_<env>_<i>_at<steps>.ckpt   periodic: every --save_every_sec during iteration i, and at a stop
+    <AGENT>_<env>_best.ckpt            the best by --save_best_metric so far
+    <AGENT>_<env>_results.csv          one row per iteration
+
+(`--checkpoint_dir`, when given, takes the milestone and periodic checkpoints and the CSV instead.) TensorBoard writes
+one time-stamped run per session, `<runs_dir>/<env>-<AGENT>[-<tag>]-<time>/{train,eval}`, as before; the step axes
+of a resumed session continue where the checkpoint left them.
+
+Running the same command again (`--restart_behavior=resume`) continues from the newest checkpoint
+(`--load_checkpoint_kind=best`: from the best one) with the saved config, where only flags given on the command
+line override it. A resumed run keeps the results rows of the iterations its checkpoint finished, drops the later
+ones (they are trained again), moves checkpoints newer than the one it resumed from into `superseded_<time>/`,
+and its wall time continues. `restart` moves the old directory aside, `overwrite` deletes it (TensorBoard runs stay).
+"""
+
+import contextlib
+import csv
+import dataclasses
+import datetime
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from typing import Any, Callable, Iterator, Optional, TextIO
+
+import numpy as np
+
+from deep_rl_zoo import checkpoint, trackers
+from deep_rl_zoo import replay as replay_lib
+
+RESTART_BEHAVIORS = ('resume', 'restart', 'overwrite')
+CHECKPOINT_KINDS = ('latest', 'best')
+BEST_METRICS = ('eval_return', 'reward', 'none')  # 'reward' is Sample Factory's: the mean training episode return
+# Agent statistics written as results CSV columns too: the rooms of Montezuma's Revenge the curiosity agents visit.
+RESULT_STATISTICS = ('visited_rooms_mean', 'visited_rooms_max')
+CONFIG_FILE = 'config.json'
+LOG_FILE = 'log.txt'
+# A checkpoint written at Ctrl-C / SIGTERM must finish within this many seconds, so the run ends within 5 s.
+STOP_SAVE_SECONDS = 3.0
+# Flags that say how to start this session; a resumed run never takes them from the saved config.
+_SESSION_FLAGS = frozenset({'restart_behavior', 'load_checkpoint_kind', 'load_checkpoint_file'})
+
+
+def _safe(name: str) -> str:
+    return name.replace('/', '_')
+
+
+def experiment_name(agent_name: str, values: dict[str, Any]) -> str:
+    """`--experiment`, or `<AGENT>_<env>[_<tag>]` (e.g. 'DQN_CartPole-v1', 'PPO_ALE-Pong-v5_lr3e-4')."""
+    if values.get('experiment'):
+        return values['experiment']
+    parts = [agent_name, values['environment_name']] + ([values['tag']] if values.get('tag') else [])
+    return '_'.join(part.replace('/', '-') for part in parts)
+
+
+def experiment_dir(agent_name: str, values: dict[str, Any]) -> str:
+    return os.path.join(values.get('train_dir', 'checkpoints'), experiment_name(agent_name, values))
+
+
+def checkpoint_location(agent_name: str, values: dict[str, Any]) -> str:
+    """Where checkpoints and the results CSV go: `--checkpoint_dir` when given, else the experiment directory."""
+    return values.get('checkpoint_dir') or experiment_dir(agent_name, values)
+
+
+@dataclasses.dataclass
+class RunSettings:
+    """What every training run needs to know besides its agent; built from the shared flags."""
+
+    agent_name: str
+    environment_name: str
+    num_iterations: int
+    num_train_steps: int
+    num_eval_steps: int
+    checkpoint_dir: str
+    results_csv_path: str
+    episodes_csv_path: str
+    load_checkpoint_file: str
+    use_tensorboard: bool
+    runs_dir: str
+    tag: str
+    debug_screenshots_interval: int
+    progress: bool
+    flags: dict[str, Any]
+    train_for_seconds: float = 0.0  # > 0: training ends (cleanly) after this many seconds
+    train_for_env_steps: int = 0  # > 0: training ends (cleanly) after this many env steps
+    experiment_name: str = ''  # recorded in config.json
+    experiment_dir: str = ''  # where config.json and log.txt go ('' : nowhere)
+    restart_behavior: str = 'resume'
+    load_checkpoint_kind: str = 'latest'
+    save_every_sec: float = 0.0  # > 0: a periodic checkpoint this often during iterations
+    keep_checkpoints: int = 2
+    keep_milestones: bool = True
+    save_best_metric: str = 'none'  # the flag's default is eval_return
+    save_best_after: int = 0
+    save_replay: bool = False
+
+    @classmethod
+    def from_values(cls, agent_name: str, values: dict[str, Any]) -> 'RunSettings':
+        """Settings from the run's flag values (`flags.flag_values()` plus `environment_kind`)."""
+        location = checkpoint_location(agent_name, values)
+        has_experiment = 'train_dir' in values  # values of the shared flags; hand-made values name no experiment
+        return cls(
+            agent_name=agent_name,
+            environment_name=values['environment_name'],
+            num_iterations=values['num_iterations'],
+            num_train_steps=values['num_train_steps'],
+            num_eval_steps=values['num_eval_steps'],
+            checkpoint_dir=location,
+            results_csv_path=values['results_csv_path']
+            or os.path.join(location, f'{agent_name}_{_safe(values["environment_name"])}_results.csv'),
+            episodes_csv_path=values['episodes_csv_path'],
+            load_checkpoint_file=values['load_checkpoint_file'],
+            use_tensorboard=values['use_tensorboard'],
+            runs_dir=values['runs_dir'],
+            tag=values['tag'],
+            debug_screenshots_interval=values['debug_screenshots_interval'],
+            progress=values['progress'],
+            flags=values,
+            train_for_seconds=float(values.get('train_for_seconds', 0.0)),
+            train_for_env_steps=int(values.get('train_for_env_steps', 0)),
+            experiment_name=experiment_name(agent_name, values) if has_experiment else '',
+            experiment_dir=experiment_dir(agent_name, values) if has_experiment else '',
+            restart_behavior=values.get('restart_behavior', 'resume'),
+            load_checkpoint_kind=values.get('load_checkpoint_kind', 'latest'),
+            save_every_sec=float(values.get('save_every_sec', 0)),
+            keep_checkpoints=int(values.get('keep_checkpoints', 2)),
+            keep_milestones=bool(values.get('keep_milestones', True)),
+            save_best_metric=values.get('save_best_metric', 'none'),
+            save_best_after=int(values.get('save_best_after', 0)),
+            save_replay=bool(values.get('save_replay', False)),
+        )
+
+
+# --- Before the agent is built: restart behaviour and the saved config --------------------------------------------
+
+
+def explicit_flags(values: dict[str, Any]) -> frozenset[str]:
+    """The names in `values` given on the command line (absl marks them present)."""
+    from absl import flags as absl_flags
+
+    return frozenset(name for name in values if name in absl_flags.FLAGS and absl_flags.FLAGS[name].present)
+
+
+def prepare(agent_name: str, values: dict[str, Any], explicit: frozenset[str]) -> dict[str, Any]:
+    """Applies `--restart_behavior` to the experiment's files and returns the values to run with: when resuming from
+    the experiment's own checkpoint, the saved config with only the `explicit` flags overriding it (one printed line
+    for each that differs). Call before building the agent, and build it from the returned values."""
+    behavior = values.get('restart_behavior', 'resume')
+    if behavior not in RESTART_BEHAVIORS:
+        raise ValueError(f'--restart_behavior={behavior}: must be one of {", ".join(RESTART_BEHAVIORS)}')
+    name = experiment_name(agent_name, values)
+    directory = experiment_dir(agent_name, values)
+    location = checkpoint_location(agent_name, values)
+    paths = _run_paths(agent_name, values, directory, location)
+    if behavior != 'resume':
+        _clear_experiment(behavior, name, paths)
+        return values
+    if values.get('load_checkpoint_file'):
+        return values  # a checkpoint named on the command line resumes with this command's flags (as before)
+    resume_from = find_resume_checkpoint(location, directory, agent_name, values['environment_name'], values.get('load_checkpoint_kind', 'latest'))
+    config_path = os.path.join(directory, CONFIG_FILE)
+    if resume_from is None or not os.path.exists(config_path):
+        return values
+    try:
+        with open(config_path, encoding='utf-8') as file:
+            saved = json.load(file)['flags']
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise checkpoint.CheckpointError(
+            f'{config_path} cannot be read ({type(error).__name__}): fix or delete it, or pass --restart_behavior=restart'
+        ) from None
+    merged = dict(values)
+    for flag, saved_value in sorted(saved.items()):
+        if flag not in values or flag in _SESSION_FLAGS:
+            continue
+        if flag not in explicit:
+            merged[flag] = saved_value
+        elif values[flag] != saved_value:
+            given = (f'--{flag}' if values[flag] else f'--no{flag}') if isinstance(values[flag], bool) else f'--{flag}={values[flag]}'
+            print(f'resume: {given} from the command line overrides {saved_value} of {config_path}', flush=True)
+    return merged
+
+
+def _run_paths(agent_name: str, values: dict[str, Any], directory: str, location: str) -> list[str]:
+    """The files and directories of an experiment: its directory (config, log, best checkpoint) and, when
+    --checkpoint_dir is elsewhere, this agent's and environment's checkpoints and results CSV there."""
+    paths = [directory]
+    if os.path.abspath(location) != os.path.abspath(directory):
+        environment = values['environment_name']
+        paths += [file.path for file in checkpoint.list_checkpoints(location, agent_name, environment)]
+        paths.append(values.get('results_csv_path') or os.path.join(location, f'{agent_name}_{_safe(environment)}_results.csv'))
+    return [path for path in paths if os.path.exists(path)]
+
+
+def _clear_experiment(behavior: str, name: str, paths: list[str]) -> None:
+    """`restart`: moves each path aside to `<path>_old_<time>` (a file: into `old_<time>/` beside it); `overwrite`:
+    deletes them."""
+    stamp = datetime.datetime.now().strftime('%Y%m%d-%H%M%S')
+    for path in paths:
+        if behavior == 'overwrite':
+            if os.path.isdir(path):
+                shutil.rmtree(path)
+            else:
+                os.remove(path)
+            print(f'overwrite: deleted {path} of experiment {name}', flush=True)
+            continue
+        if os.path.isdir(path):
+            target = f'{path.rstrip(os.sep)}_old_{stamp}'
+        else:
+            target = os.path.join(os.path.dirname(path), f'old_{stamp}', os.path.basename(path))
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+        os.replace(path, target)
+        print(f'restart: moved {path} of experiment {name} to {target}', flush=True)
+
+
+def find_resume_checkpoint(location: str, best_dir: str, agent_name: str, environment_name: str, kind: str) -> Optional[str]:
+    """The checkpoint a resumed run starts from: the newest milestone or periodic one in `location`, or the best one
+    (in `best_dir`, the experiment directory)."""
+    if kind not in CHECKPOINT_KINDS:
+        raise ValueError(f'--load_checkpoint_kind={kind}: must be one of {", ".join(CHECKPOINT_KINDS)}')
+    if kind == 'best':
+        path = os.path.join(best_dir, checkpoint.best_file_name(agent_name, environment_name))
+        if os.path.exists(path):
+            return path
+        if checkpoint.list_checkpoints(location, agent_name, environment_name):
+            raise checkpoint.CheckpointError(
+                f'--load_checkpoint_kind=best: {best_dir} holds no best checkpoint yet (one is written when an evaluation '
+                'improves on --save_best_metric): resume with --load_checkpoint_kind=latest'
+            )
+        return None
+    files = checkpoint.list_checkpoints(location, agent_name, environment_name)
+    return files[-1].path if files else None
+
+
+# --- The experiment ------------------------------------------------------------------------------------------------
+
+
+class _Tee:
+    """A console stream that also writes to the experiment's log (a live progress line, drawn with '\\r', is not
+    logged)."""
+
+    def __init__(self, stream: TextIO, log: TextIO):
+        self._stream = stream
+        self._log = log
+        self._after_redraw = False
+
+    def write(self, text: str) -> int:
+        self._stream.write(text)
+        redraw = text.startswith('\r') or (text == '\n' and self._after_redraw)  # the live line and its end
+        self._after_redraw = text.startswith('\r')
+        if not redraw and not self._log.closed:
+            self._log.write(text)
+        return len(text)
+
+    def flush(self) -> None:
+        self._stream.flush()
+        if not self._log.closed:
+            self._log.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def _git_commit() -> dict[str, Any]:
+    """The commit of the source tree this library runs from, and whether it has changes; None outside git."""
+    source = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    try:
+        commit = subprocess.run(['git', '-C', source, 'rev-parse', 'HEAD'], capture_output=True, text=True, timeout=5, check=True).stdout.strip()
+        status = subprocess.run(['git', '-C', source, 'status', '--porcelain', '--untracked-files=no'], capture_output=True, text=True, timeout=5, check=True)
+    except (OSError, subprocess.SubprocessError):
+        return {'git_commit': None, 'git_dirty': None}
+    return {'git_commit': commit, 'git_dirty': bool(status.stdout.strip())}
+
+
+def _write_text_atomically(path: str, text: str) -> None:
+    temporary = f'{path}.tmp{os.getpid()}'
+    with open(temporary, 'w', encoding='utf-8') as file:
+        file.write(text)
+    os.replace(temporary, path)
+
+
+class Experiment:
+    """Bookkeeping of one training run: counters, budgets, checkpoints, loggers, evaluation and the results CSV.
+
+    A loop calls, in order: `iterations` (the iterations left), then within each `steps_left()` / `should_stop()`
+    and `record_train_step(...)` per step, `save_periodic(...)` when `periodic_save_due()`, and `end_iteration(...)`;
+    on a stop request `stop(...)`. `stop_request` is anything truthy once Ctrl-C or SIGTERM arrived (the loop's
+    `distributed.StopRequest`)."""
+
+    def __init__(self, settings: RunSettings, env: Any):
+        frames_per_step = env.frames_per_step
+        observation_space = env.single_observation_space
+        if settings.debug_screenshots_interval and not (observation_space.dtype == np.uint8 and len(observation_space.shape) == 3):
+            raise ValueError(
+                f'--debug_screenshots_interval needs image observations (Atari); {settings.environment_name} observes vectors'
+            )
+        if settings.save_best_metric not in BEST_METRICS:
+            raise ValueError(f'--save_best_metric={settings.save_best_metric}: must be one of {", ".join(BEST_METRICS)}')
+        self.settings = settings
+        self.stop_request: Any = None
+        self.env_steps = 0
+        self.longest_train_episode = 0  # env steps of the longest training episode seen (for the evaluation note)
+        self.first_iteration = 0
+        self.iteration = 0
+        self.resumed_state: Optional[dict[str, Any]] = None
+        self.resumed_replay: Optional[dict[str, Any]] = None
+        self.last_checkpoint: Optional[str] = None
+        self._iteration_start_env_steps = 0
+        self._resumed_mid_iteration = False
+        self._wall_time_before = 0.0  # of the sessions before this one
+        self._budget_announced = False
+        self._original_streams: Optional[tuple[TextIO, TextIO]] = None
+        self._log: Optional[TextIO] = None
+        self._notes: list[str] = []  # said once the log is open
+        self._remove_temporary_files()
+        resume_from = settings.load_checkpoint_file
+        if not resume_from and settings.restart_behavior == 'resume':
+            resume_from = find_resume_checkpoint(
+                settings.checkpoint_dir, self._best_dir(), settings.agent_name, settings.environment_name, settings.load_checkpoint_kind
+            )
+        if resume_from:
+            self._load(resume_from)  # a checkpoint that cannot be used fails here, before any file is written
+        self._best = self._saved_best()
+        self._start_log()
+        try:
+            self._start(resume_from, frames_per_step)
+        except BaseException:
+            self._stop_log()
+            raise
+
+    def _start(self, resume_from: Optional[str], frames_per_step: int) -> None:
+        settings = self.settings
+        for note in self._notes:
+            print(note, flush=True)
+        if resume_from:
+            self._supersede_later_checkpoints(resume_from)
+            self._drop_later_results()
+        self._write_config()
+        run_name = trackers.make_run_name(settings.environment_name, settings.agent_name, settings.tag)
+        self.train_logger = trackers.RunLogger(
+            run_name, 'train', settings.use_tensorboard, settings.runs_dir, frames_per_step, start_env_steps=self.env_steps
+        )
+        self.eval_logger = trackers.RunLogger(
+            run_name, 'eval', settings.use_tensorboard, settings.runs_dir, frames_per_step, start_env_steps=self.env_steps
+        )
+        self.results = trackers.CsvResults(settings.results_csv_path)
+        self.episodes = trackers.CsvResults(settings.episodes_csv_path) if settings.episodes_csv_path else None
+        total_steps = self._steps_to_train()
+        if total_steps == 0 and resume_from and self.first_iteration >= settings.num_iterations:
+            print(
+                f'Nothing to train: the experiment has finished its {settings.num_iterations} iterations; pass a larger '
+                '--num_iterations to train on, or --restart_behavior=restart to start again'
+            )
+        elif total_steps == 0:
+            print(f'Nothing to train: iterations {self.first_iteration}..{settings.num_iterations - 1} of {settings.num_train_steps} steps each')
+        self.progress = trackers.ConsoleProgress(total_steps, frames_per_step, stream=sys.stdout) if settings.progress and total_steps > 0 else None
+        self._start_time = time.monotonic()
+        self._last_save_time = self._start_time
+        self._progress_origin = self.env_steps
+        self._last_screenshot = self.env_steps
+
+    # --- start-up
+
+    def _start_log(self) -> None:
+        """Creates the experiment directory and copies what the console shows into its log.txt."""
+        if not self.settings.experiment_dir:
+            return
+        os.makedirs(self.settings.experiment_dir, exist_ok=True)
+        self._log = open(os.path.join(self.settings.experiment_dir, LOG_FILE), 'a', encoding='utf-8', buffering=1)  # pylint: disable=consider-using-with
+        stamp = datetime.datetime.now().isoformat(timespec='seconds')
+        self._log.write(f'=== {stamp} {" ".join(sys.argv)}\n')
+        self._original_streams = (sys.stdout, sys.stderr)
+        sys.stdout, sys.stderr = _Tee(sys.stdout, self._log), _Tee(sys.stderr, self._log)
+
+    def _write_config(self) -> None:
+        """config.json: every flag value of this session, library versions and the git commit."""
+        if not self.settings.experiment_dir:
+            return
+        config = {
+            'experiment': self.settings.experiment_name,
+            'agent_name': self.settings.agent_name,
+            'environment_name': self.settings.environment_name,
+            'command_line': sys.argv,
+            'flags': self.settings.flags,
+            'versions': checkpoint.library_versions(),
+            **_git_commit(),
+            'written_at': datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds'),
+        }
+        _write_text_atomically(os.path.join(self.settings.experiment_dir, CONFIG_FILE), json.dumps(config, indent=2, sort_keys=False) + '\n')
+
+    def _remove_temporary_files(self) -> None:
+        """A run killed while writing a checkpoint leaves its temporary file; it is never a checkpoint."""
+        directory = self.settings.checkpoint_dir
+        if os.path.isdir(directory):
+            for name in os.listdir(directory):
+                if '.ckpt.tmp' in name:
+                    os.remove(os.path.join(directory, name))
+
+    def _load(self, path: str) -> None:
+        """Reads the checkpoint to resume from: agent state, counters, the experiment's bookkeeping, replay."""
+        settings = self.settings
+        loaded = checkpoint.load_checkpoint(path, agent_name=settings.agent_name, environment_name=settings.environment_name)
+        self.resumed_state = loaded['state']
+        meta = loaded['extra'].get('experiment', {})
+        self.resumed_replay = loaded['extra'].get('replay')
+        self.env_steps = int(loaded['counters']['env_steps'])
+        iteration = int(loaded['iteration'])
+        self._wall_time_before = float(meta.get('wall_time', 0.0))
+        self.last_checkpoint = path
+        if meta.get('periodic'):
+            self.first_iteration = iteration
+            self._iteration_start_env_steps = int(meta['iteration_start_env_steps'])
+            self._resumed_mid_iteration = True
+            done = self.env_steps - self._iteration_start_env_steps
+            self._notes.append(f'Resuming from {path}: iteration {iteration} ({done} of its env steps done), {self.env_steps} env steps')
+        else:
+            self.first_iteration = iteration + 1
+            self._iteration_start_env_steps = self.env_steps
+            self._notes.append(f'Resuming from {path}: iteration {self.first_iteration}, {self.env_steps} env steps')
+        self.iteration = self.first_iteration
+        self._resumed_order = checkpoint.CheckpointFile(path, bool(meta.get('periodic')), iteration, self.env_steps if meta.get('periodic') else -1).order
+
+    def _supersede_later_checkpoints(self, path: str) -> None:
+        """Checkpoints newer than the one resumed from would be overwritten by the retrained iterations: moved aside."""
+        order = self._resumed_order
+        later = [
+            file for file in checkpoint.list_checkpoints(self.settings.checkpoint_dir, self.settings.agent_name, self.settings.environment_name)
+            if file.order > order and os.path.abspath(file.path) != os.path.abspath(path)
+        ]  # fmt: skip
+        if not later:
+            return
+        target = os.path.join(self.settings.checkpoint_dir, f'superseded_{datetime.datetime.now().strftime("%Y%m%d-%H%M%S")}')
+        os.makedirs(target, exist_ok=True)
+        for file in later:
+            os.replace(file.path, os.path.join(target, os.path.basename(file.path)))
+        print(f'resume: moved {len(later)} newer checkpoints ({os.path.basename(later[0].path)} ...) to {target}', flush=True)
+
+    def _drop_later_results(self) -> None:
+        """Keeps the results rows of the iterations the resumed checkpoint finished; later ones are trained again."""
+        path = self.settings.results_csv_path
+        if not os.path.exists(path):
+            return
+        with open(path, newline='', encoding='utf-8') as file:
+            reader = csv.DictReader(file)
+            header, rows = reader.fieldnames, list(reader)
+        kept = [row for row in rows if int(row['iteration']) < self.first_iteration]
+        if len(kept) == len(rows) or header is None:
+            return
+        temporary = f'{path}.tmp{os.getpid()}'
+        with open(temporary, 'w', newline='', encoding='utf-8') as file:
+            writer = csv.DictWriter(file, fieldnames=header, lineterminator='\n')
+            writer.writeheader()
+            writer.writerows(kept)
+        os.replace(temporary, path)
+        print(f'resume: dropped {len(rows) - len(kept)} rows of iterations >= {self.first_iteration} from {path} (trained again)', flush=True)
+
+    def _best_dir(self) -> str:
+        """The best checkpoint lives in the experiment directory (with --checkpoint_dir too)."""
+        return self.settings.experiment_dir or self.settings.checkpoint_dir
+
+    def _best_path(self) -> str:
+        return os.path.join(self._best_dir(), checkpoint.best_file_name(self.settings.agent_name, self.settings.environment_name))
+
+    def _saved_best(self) -> float:
+        """The metric of the best checkpoint already written (-inf when there is none)."""
+        path = self._best_path()
+        if self.settings.save_best_metric == 'none' or not os.path.exists(path):
+            return -math.inf
+        loaded = checkpoint.load_checkpoint(path, agent_name=self.settings.agent_name, environment_name=self.settings.environment_name)
+        return float(loaded['extra'].get('experiment', {}).get('best_metric', -math.inf))
+
+    def _steps_to_train(self) -> int:
+        settings = self.settings
+        iterations_left = max(settings.num_iterations - self.first_iteration, 0)
+        total = settings.num_train_steps * iterations_left
+        if self._resumed_mid_iteration and iterations_left:
+            total -= self.env_steps - self._iteration_start_env_steps
+        if settings.train_for_env_steps > 0:
+            total = min(total, settings.train_for_env_steps - self.env_steps)
+        return max(total, 0)
+
+    # --- the loop's side
+
+    @property
+    def wall_time(self) -> float:
+        """Seconds of training over every session of the experiment."""
+        return self._wall_time_before + time.monotonic() - self._start_time
+
+    def _budget_reached(self) -> Optional[str]:
+        settings = self.settings
+        if settings.train_for_env_steps > 0 and self.env_steps >= settings.train_for_env_steps:
+            return f'{self.env_steps} env steps reached --train_for_env_steps={settings.train_for_env_steps}'
+        elapsed = time.monotonic() - self._start_time
+        if settings.train_for_seconds > 0 and elapsed >= settings.train_for_seconds:
+            return f'{elapsed:.0f} s of training reached the budget of {settings.train_for_seconds:.0f} s'
+        return None
+
+    @property
+    def iterations(self) -> Iterator[int]:
+        """The iterations left to run; none starts once a budget (`train_for_seconds`, `train_for_env_steps`) is spent."""
+        for iteration in range(self.first_iteration, self.settings.num_iterations):
+            reason = self._budget_reached()
+            if reason:
+                if not self._budget_announced:
+                    self.say(f'Stopping after iteration {iteration - 1}: {reason}')
+                return
+            if not (self._resumed_mid_iteration and iteration == self.first_iteration):
+                self._iteration_start_env_steps = self.env_steps
+            self.iteration = iteration
+            yield iteration
+
+    def steps_left(self) -> int:
+        """Env steps left in the current iteration."""
+        return max(self.settings.num_train_steps - (self.env_steps - self._iteration_start_env_steps), 0)
+
+    def should_stop(self) -> bool:
+        """A stop was requested, or a budget is spent: the loop ends the iteration here."""
+        if self.stop_request:
+            return True
+        reason = self._budget_reached()
+        if reason and not self._budget_announced:
+            self._budget_announced = True
+            self.say(f'Stopping during iteration {self.iteration}: {reason}; it ends here with a checkpoint and a results row')
+        return reason is not None
+
+    def say(self, message: str, error: bool = False) -> None:
+        """Prints a line on its own, never glued to the live progress line."""
+        if self.progress is not None:
+            self.progress.break_line()
+        print(message, file=sys.stderr if error else sys.stdout, flush=True)
+
+    def record_train_step(self, num_steps: int, finished: list[tuple[float, int]], observation: np.ndarray) -> None:
+        """Counts `num_steps` env steps and the episodes they finished; screenshots and progress line."""
+        self.env_steps += num_steps
+        if finished:
+            self.longest_train_episode = max(self.longest_train_episode, max(steps for _, steps in finished))
+            self.train_logger.log_episodes(self.env_steps, finished)
+            if self.episodes is not None:
+                for episode_return, episode_steps in finished:
+                    self.episodes.append({'time': time.time(), 'env_steps': self.env_steps, 'return': episode_return, 'steps': episode_steps})
+        interval = self.settings.debug_screenshots_interval
+        if interval and self.env_steps - self._last_screenshot >= interval:
+            self._last_screenshot = self.env_steps
+            self.train_logger.write_screenshot(self.env_steps, observation[0])
+        if self.progress is not None:
+            self.progress.update(self.env_steps - self._progress_origin, self.train_logger.recent_returns())
+
+    def periodic_save_due(self) -> bool:
+        return self.settings.save_every_sec > 0 and time.monotonic() - self._last_save_time >= self.settings.save_every_sec
+
+    def restore_replay(self, holder: Any) -> None:
+        """Puts the resumed replay memory back into `holder.replay` (an agent or learner with one)."""
+        replay = getattr(holder, 'replay', None)
+        if self.resumed_replay is not None and replay is not None:
+            replay_lib.load_replay_state(replay, self.resumed_replay)
+            print(f'Replay memory restored: {replay.size} transitions', flush=True)
+        elif self.resumed_state is not None and replay is not None:
+            print('The checkpoint holds no replay memory (--save_replay): it refills before learning resumes', flush=True)
+        self.resumed_replay = None
+
+    def _write(self, path: str, state: dict[str, Any], learner_steps: int, *, periodic: bool, holder: Any = None, best_metric: Optional[float] = None) -> str:
+        """Writes one checkpoint atomically; a failed write leaves the previous one intact and ends the run."""
+        meta: dict[str, Any] = {
+            'periodic': periodic,
+            'iteration_start_env_steps': self._iteration_start_env_steps,
+            'wall_time': self.wall_time,
+        }
+        if best_metric is not None:
+            meta['best_metric'] = best_metric
+        extra: dict[str, Any] = {'experiment': meta}
+        replay = getattr(holder, 'replay', None)
+        if self.settings.save_replay and replay is not None and best_metric is None:
+            extra['replay'] = replay_lib.replay_state(replay)
+        try:
+            checkpoint.save_checkpoint(
+                path,
+                agent_name=self.settings.agent_name,
+                environment_name=self.settings.environment_name,
+                iteration=self.iteration,
+                state=state,
+                counters={'env_steps': self.env_steps, 'learner_steps': learner_steps, 'iteration': self.iteration},
+                flags=self.settings.flags,
+                extra=extra,
+            )
+        except OSError as error:
+            previous = f'the previous checkpoint {self.last_checkpoint} is intact' if self.last_checkpoint else 'no earlier checkpoint exists'
+            raise checkpoint.CheckpointError(
+                f'could not write checkpoint {path} ({error.strerror or error}); {previous}: '
+                'free disk space or fix the directory, then run the same command to resume'
+            ) from None
+        self._last_save_time = time.monotonic()
+        if best_metric is None:
+            self.last_checkpoint = path
+            self._prune()
+        return path
+
+    def _prune(self) -> None:
+        """Keeps the newest `keep_checkpoints` periodic checkpoints (and milestones too with --nokeep_milestones)."""
+        files = checkpoint.list_checkpoints(self.settings.checkpoint_dir, self.settings.agent_name, self.settings.environment_name)
+        prunable = [file for file in files if file.periodic or not self.settings.keep_milestones]
+        for file in prunable[: max(len(prunable) - self.settings.keep_checkpoints, 0)]:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(file.path)
+
+    def save_periodic(self, state: dict[str, Any], learner_steps: int, holder: Any = None) -> str:
+        """A checkpoint of the state now, during iteration `self.iteration` (`holder`: the agent or learner, whose
+        `replay` is saved too with --save_replay)."""
+        name = checkpoint.periodic_file_name(self.settings.agent_name, self.settings.environment_name, self.iteration, self.env_steps)
+        return self._write(os.path.join(self.settings.checkpoint_dir, name), state, learner_steps, periodic=True, holder=holder)
+
+    def stop(self, state: dict[str, Any], learner_steps: int, holder: Any = None, stopping: str = '') -> None:
+        """Ctrl-C or SIGTERM: writes a checkpoint of the state at the stop (given at most STOP_SAVE_SECONDS), says where
+        the last checkpoint is and exits with status 130. `stopping` names what else stops (e.g. 'stopping 4 actors; ')."""
+        outcome: dict[str, Any] = {}
+
+        def save() -> None:
+            try:
+                outcome['path'] = self.save_periodic(state, learner_steps, holder)
+            except checkpoint.CheckpointError as error:
+                outcome['error'] = error
+
+        writer = threading.Thread(target=save, daemon=True)
+        writer.start()
+        writer.join(STOP_SAVE_SECONDS)
+        if writer.is_alive():
+            last = f'the last whole one is {self.last_checkpoint}' if self.last_checkpoint else 'no earlier checkpoint exists'
+            self.say(f'The checkpoint at the stop did not finish within {STOP_SAVE_SECONDS:g} s and was abandoned; {last}', error=True)
+        elif 'error' in outcome:
+            self.say(f'error: {outcome["error"]}', error=True)
+        else:
+            self.say(f'Checkpoint at the stop: {outcome["path"]}', error=True)
+        signal_name = getattr(self.stop_request, 'signal_name', None) or 'stop'
+        self.say(f'Interrupted ({signal_name}): {stopping}the last checkpoint is in {self.settings.checkpoint_dir}', error=True)
+        raise SystemExit(130)
+
+    def end_iteration(
+        self,
+        iteration: int,
+        state: dict[str, Any],
+        learner_steps: int,
+        learner_statistics: dict[str, float],
+        agent_statistics: dict[str, float],
+        evaluate: Callable[[], dict[str, float]],
+        holder: Any = None,
+    ) -> dict[str, Any]:
+        """Logs the iteration, writes its milestone checkpoint, evaluates, keeps the best checkpoint, appends the CSV
+        row; returns the row."""
+        self.iteration = iteration
+        train = self.train_logger.write_performance(self.env_steps)
+        self.train_logger.write_agent_statistics(self.env_steps, agent_statistics)
+        self.train_logger.write_learner_statistics(learner_steps, learner_statistics)
+        name = checkpoint.checkpoint_file_name(self.settings.agent_name, self.settings.environment_name, iteration)
+        path = self._write(os.path.join(self.settings.checkpoint_dir, name), state, learner_steps, periodic=False, holder=holder)
+        evaluation = evaluate() if self.settings.num_eval_steps > 0 else {}
+        row = {
+            'iteration': iteration,
+            'env_steps': self.env_steps,
+            'learner_steps': learner_steps,
+            'wall_time': round(self.wall_time, 3),
+            'train_episode_return': train.get('episode_return', math.nan),
+            'train_num_episodes': train.get('num_episodes', 0),
+            'train_step_rate': train.get('step_rate', math.nan),
+            'eval_episode_return': evaluation.get('episode_return', math.nan),
+            'eval_num_episodes': evaluation.get('num_episodes', 0),
+            'checkpoint': path,
+        }
+        # Agent statistics that are also results columns (an agent reports them every iteration or never).
+        row.update({name: agent_statistics[name] for name in RESULT_STATISTICS if name in agent_statistics})
+        self.results.append(row)
+        self._keep_if_best(row, state, learner_steps)
+        if self.progress is not None:
+            self.progress.update(self.env_steps - self._progress_origin, self.train_logger.recent_returns(), force=True)
+        self.say(
+            f'iteration {iteration}: env steps {self.env_steps}, train return {row["train_episode_return"]:.2f}, '
+            f'eval return {row["eval_episode_return"]:.2f}, checkpoint {path}'
+        )
+        note = self.learning_not_started_note(learner_steps)
+        if note:
+            self.say(note)
+        return row
+
+    def _keep_if_best(self, row: dict[str, Any], state: dict[str, Any], learner_steps: int) -> None:
+        metric_name = self.settings.save_best_metric
+        if metric_name == 'none' or self.env_steps < self.settings.save_best_after:
+            return
+        metric = float(row['eval_episode_return' if metric_name == 'eval_return' else 'train_episode_return'])
+        if math.isnan(metric) or metric <= self._best:
+            return
+        self._write(self._best_path(), state, learner_steps, periodic=False, best_metric=metric)
+        self._best = metric
+        self.say(f'new best {metric_name} {metric:.2f} at iteration {row["iteration"]}: {self._best_path()}')
+
+    def evaluate(self, actor: Any, env: Any) -> dict[str, float]:
+        """Plays `num_eval_steps` with the greedy `actor` from a fresh reset; logs whole episodes under eval/. A stop
+        request ends it early (the iteration then reports no evaluation)."""
+        from deep_rl_zoo.main_loop import play_episodes  # the loops' episode player (main_loop imports this module)
+
+        start = time.monotonic()
+        played = play_episodes(actor, env, self.settings.num_eval_steps, stop=lambda: bool(self.stop_request))
+        if self.stop_request:
+            return {}
+        if not played['partial']:  # an unfinished game is no score: the iteration then reports nan
+            self.eval_logger.log_episodes(self.env_steps, played['finished'])
+        else:
+            self.say(self.unfinished_evaluation_note(played['finished'][0][1]))
+        return self.eval_logger.write_performance(self.env_steps, steps_taken=played['steps'], seconds_taken=time.monotonic() - start)
+
+    def unfinished_evaluation_note(self, steps_played: int) -> str:
+        """Why an evaluation reports nan: no episode ended within --num_eval_steps, and what budget would do."""
+        budget = self.settings.num_eval_steps
+        need = f'at least {max(self.longest_train_episode, steps_played) + 1}, the longest training episode so far' if self.longest_train_episode > budget else f'more than {budget}'
+        return (
+            f'evaluation: no episode ended within --num_eval_steps={budget} (the greedy episode under way had {steps_played} steps), '
+            f'so its return is nan; an episode needs {need}: raise --num_eval_steps'
+        )
+
+    def learning_not_started_note(self, learner_steps: int) -> str:
+        """Why a replay agent has 0 learner steps at the end of an iteration ('' when it has learned)."""
+        min_replay_size = self.settings.flags.get('min_replay_size')
+        if learner_steps or not min_replay_size:
+            return ''
+        return (
+            f'no learning yet: learning starts once replay holds --min_replay_size={min_replay_size} transitions '
+            f'(about env step {min_replay_size}); this run is at env step {self.env_steps}'
+        )
+
+    def close(self) -> None:
+        if self.progress is not None:
+            self.progress.close()
+        self.train_logger.close()
+        self.eval_logger.close()
+        self.results.close()
+        if self.episodes is not None:
+            self.episodes.close()
+        self._stop_log()
+
+    def _stop_log(self) -> None:
+        if self._original_streams is not None:
+            for stream in (sys.stdout, sys.stderr):
+                stream.flush()
+            sys.stdout, sys.stderr = self._original_streams
+            self._original_streams = None
+        if self._log is not None:
+            self._log.close()

@@ -1,0 +1,18 @@
+"""PPO's tuned settings per task, applied by the run scripts to --environment_name (`flags.apply_preset`; flags on
+the command line win, --preset=none turns them off). The run scripts' own defaults are the CartPole-v1 (run_classic),
+Breakout (run_atari) and Pendulum-v1 (run_continuous) settings. Results: README, "Presets".
+"""
+
+PRESETS = {
+    # rl-baselines3-zoo's LunarLander settings (16 envs x 1024 steps, 4 epochs of 64-sample minibatches, gamma 0.999,
+    # lambda 0.98, entropy 0.01) at a constant Adam 3e-4, for 983k env steps.
+    'LunarLander-v3': dict(
+        num_iterations=20, num_train_steps=49_152, num_envs_per_actor=16, unroll_length=1024, num_minibatches=256, num_epochs=4,
+        discount=0.999, gae_lambda=0.98, entropy_coef=0.01, learning_rate=3e-4, anneal_learning_rate=False,
+    ),
+    # The MuJoCo settings of the PPO paper (one env x 2048 steps in 32 minibatches of 64, gamma 0.99, Adam 3e-4) for
+    # 492k env steps: one seed reached 1,564 (progress threshold 1,500) at 410k.
+    'HalfCheetah-v5': dict(
+        num_iterations=12, num_train_steps=40_960, discount=0.99, num_envs_per_actor=1, unroll_length=2048, num_minibatches=32, learning_rate=3e-4,
+    ),
+}  # fmt: skip

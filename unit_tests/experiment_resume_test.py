@@ -1,0 +1,116 @@
+"""Acceptance tests of experiments on real CartPole runs: kill -9 in the middle of an iteration, then the same command
+again resumes from the last periodic checkpoint with its counters and schedules continuing, for a single-process
+agent (DQN, with its replay memory saved) and an actors + learner agent (PPO); then a resumed run whose explicit
+flags override the saved config and whose budget (--train_for_env_steps) ends it cleanly."""
+
+import csv
+import os
+import re
+import signal
+import subprocess
+import time
+
+import pytest
+
+from deep_rl_zoo import checkpoint
+from unit_tests.helpers import REPO_ROOT, TRACEBACK, python_executable, run_module
+
+PERIODIC = re.compile(r'_0_at(\d+)\.ckpt$')
+
+
+def start(module, directory, flags):
+    env = dict(os.environ, PYTHONPATH=REPO_ROOT, OMP_NUM_THREADS='1', MKL_NUM_THREADS='1', PYTHONUNBUFFERED='1')
+    with open(os.path.join(directory, 'first.txt'), 'w') as output:
+        return subprocess.Popen([python_executable(), '-m', module, *flags], cwd=directory, env=env, stdout=output, stderr=subprocess.STDOUT)
+
+
+def kill_after_a_periodic_checkpoint(process, experiment_dir, directory, min_env_steps, timeout=60.0):
+    """Waits for a periodic checkpoint of iteration 0 with at least `min_env_steps`, then SIGKILLs the run; returns
+    the newest periodic checkpoint left (the one a resume must start from)."""
+    deadline = time.monotonic() + timeout
+    try:
+        while True:
+            found = [int(match.group(1)) for name in (os.listdir(experiment_dir) if os.path.isdir(experiment_dir) else [])
+                     if (match := PERIODIC.search(name))]  # fmt: skip
+            if found and max(found) >= min_env_steps:
+                break
+            with open(os.path.join(directory, 'first.txt')) as output:
+                assert process.poll() is None, f'the run ended before a periodic checkpoint: {output.read()}'
+            assert time.monotonic() < deadline, 'no periodic checkpoint in time'
+            time.sleep(0.05)
+    finally:
+        process.kill()
+        process.wait()
+    newest = checkpoint.list_checkpoints(experiment_dir, *os.path.basename(experiment_dir).split('_', 1))[-1]
+    assert newest.periodic and newest.iteration == 0 and not os.path.exists(os.path.join(experiment_dir, os.path.basename(experiment_dir) + '_0.ckpt'))
+    return checkpoint.load_checkpoint(newest.path), newest.path
+
+
+def read_csv(path):
+    with open(path, newline='') as file:
+        return list(csv.DictReader(file))
+
+
+DQN_FLAGS = (
+    '--num_iterations=1', '--num_train_steps=2000', '--num_eval_steps=0', '--min_replay_size=200', '--batch_size=32',
+    '--learning_rate=0.001', '--save_every_sec=1', '--save_replay', '--nouse_tensorboard', '--noprogress', '--train_dir=exp',
+)  # fmt: skip
+
+
+def test_dqn_killed_mid_iteration_resumes_from_its_periodic_checkpoint_and_learns_at_once(tmp_path):
+    directory = str(tmp_path)
+    experiment_dir = os.path.join(directory, 'exp', 'DQN_CartPole-v1')
+    first = start('deep_rl_zoo.dqn.run_classic', directory, DQN_FLAGS)
+    saved, path = kill_after_a_periodic_checkpoint(first, experiment_dir, directory, min_env_steps=300)
+    env_steps, learner_steps = saved['counters']['env_steps'], saved['counters']['learner_steps']
+    assert saved['extra']['replay']['class'] == 'UniformReplay' and learner_steps > 0
+
+    again = run_module('deep_rl_zoo.dqn.run_classic', *DQN_FLAGS, cwd=directory)  # the same command
+    assert again.returncode == 0 and TRACEBACK not in again.stderr, again.stderr
+    assert f'Resuming from {os.path.join("exp", "DQN_CartPole-v1", os.path.basename(path))}: iteration 0 ({env_steps} of its env steps done), {env_steps} env steps' in again.stdout
+    assert 'Replay memory restored' in again.stdout
+    final = checkpoint.load_checkpoint(os.path.join(experiment_dir, 'DQN_CartPole-v1_0.ckpt'))
+    assert final['counters']['env_steps'] == 2000 and final['state']['env_steps'] == 2000  # epsilon's schedule input
+    # With its replay restored the agent learns on every step at once (learn_interval 1): no refill.
+    assert final['counters']['learner_steps'] == learner_steps + 2000 - env_steps
+    rows = read_csv(os.path.join(experiment_dir, 'DQN_CartPole-v1_results.csv'))
+    assert [(row['iteration'], row['env_steps']) for row in rows] == [('0', '2000')]
+    assert float(rows[0]['wall_time']) > saved['extra']['experiment']['wall_time']  # wall time continues
+
+    # Later: one more iteration, asked for explicitly, with a budget that ends it early. The learning rate is not on
+    # this command line: it comes from the saved config.
+    more = run_module('deep_rl_zoo.dqn.run_classic', *[flag for flag in DQN_FLAGS if not flag.startswith(('--num_iterations', '--learning_rate'))],
+                      '--num_iterations=2', '--train_for_env_steps=2050', cwd=directory)  # fmt: skip
+    assert more.returncode == 0 and TRACEBACK not in more.stderr, more.stderr
+    config = os.path.join('exp', 'DQN_CartPole-v1', 'config.json')
+    assert f'resume: --num_iterations=2 from the command line overrides 1 of {config}' in more.stdout
+    assert f'resume: --train_for_env_steps=2050 from the command line overrides 0 of {config}' in more.stdout
+    assert 'learning_rate' not in more.stdout
+    assert 'Stopping during iteration 1: 2050 env steps reached --train_for_env_steps=2050' in more.stdout
+    last = checkpoint.load_checkpoint(os.path.join(experiment_dir, 'DQN_CartPole-v1_1.ckpt'))
+    assert last['counters']['env_steps'] == 2050 and last['flags']['learning_rate'] == 0.001
+    assert [(row['iteration'], row['env_steps']) for row in read_csv(os.path.join(experiment_dir, 'DQN_CartPole-v1_results.csv'))] == [('0', '2000'), ('1', '2050')]
+    with open(os.path.join(experiment_dir, 'log.txt')) as log:
+        assert log.read().count('=== ') == 3  # one header per session
+
+
+PPO_FLAGS = ('--num_iterations=1', '--num_train_steps=12800', '--num_eval_steps=0', '--save_every_sec=1', '--nouse_tensorboard', '--noprogress', '--train_dir=exp')
+
+
+def test_ppo_killed_mid_iteration_resumes_from_its_periodic_checkpoint_with_its_schedule(tmp_path):
+    directory = str(tmp_path)
+    experiment_dir = os.path.join(directory, 'exp', 'PPO_CartPole-v1')
+    first = start('deep_rl_zoo.ppo.run_classic', directory, PPO_FLAGS)
+    saved, _ = kill_after_a_periodic_checkpoint(first, experiment_dir, directory, min_env_steps=1)
+    env_steps, learner_steps = saved['counters']['env_steps'], saved['counters']['learner_steps']
+    assert env_steps == 256 * learner_steps and env_steps < 12800  # 1 actor x 8 environments x 32 steps per update
+
+    again = run_module('deep_rl_zoo.ppo.run_classic', *PPO_FLAGS, cwd=directory)
+    assert again.returncode == 0 and TRACEBACK not in again.stderr, again.stderr
+    assert f'iteration 0 ({env_steps} of its env steps done), {env_steps} env steps' in again.stdout
+    final = checkpoint.load_checkpoint(os.path.join(experiment_dir, 'PPO_CartPole-v1_0.ckpt'))
+    assert final['counters'] == {'env_steps': 12800, 'learner_steps': 50, 'iteration': 0}  # as without the kill
+    # The learning rate decays linearly over the run's 50 updates: the last one used 5e-3 x (1 - 49/50).
+    assert final['state']['optimizer']['param_groups'][0]['lr'] == pytest.approx(5e-3 * (1 - 49 / 50))
+    assert final['state']['optimizer']['state'][0]['step'].item() == 50 * 4  # Adam's step count continues (4 epochs)
+    assert [file.periodic for file in checkpoint.list_checkpoints(experiment_dir, 'PPO', 'CartPole-v1')][-1] is False

@@ -1,0 +1,398 @@
+"""experiment.Experiment in process: keep-N and milestones, the best checkpoint, a failed checkpoint write, the
+checkpoint at a stop, evaluation that notices the stop, budgets, resuming from an older checkpoint (results rows,
+wall time, newer checkpoints), restart behaviours, the saved config with explicit overrides, config.json and
+log.txt, and the progress line. End-to-end runs (kill -9 and resume) are in experiment_resume_test.py."""
+
+import csv
+import errno
+import io
+import json
+import math
+import os
+import threading
+import time
+import types
+
+import gymnasium
+import numpy as np
+import pytest
+import torch
+
+from deep_rl_zoo import checkpoint, experiment, gym_env
+from deep_rl_zoo.experiment import Experiment, RunSettings
+
+VECTOR_ENV = types.SimpleNamespace(frames_per_step=1, single_observation_space=gymnasium.spaces.Box(-1.0, 1.0, (4,), np.float32))
+OBSERVATION = np.zeros((1, 4), np.float32)
+NAME = 'DQN_CartPole-v1'
+
+
+def settings(tmp_path, **overrides):
+    values = dict(
+        agent_name='DQN',
+        environment_name='CartPole-v1',
+        num_iterations=10,
+        num_train_steps=10,
+        num_eval_steps=5,
+        checkpoint_dir=str(tmp_path / 'experiment'),
+        results_csv_path=str(tmp_path / 'experiment' / 'results.csv'),
+        episodes_csv_path='',
+        load_checkpoint_file='',
+        use_tensorboard=False,
+        runs_dir=str(tmp_path / 'runs'),
+        tag='',
+        debug_screenshots_interval=0,
+        progress=False,
+        flags={'environment_name': 'CartPole-v1', 'environment_kind': 'classic', 'seed': 1},
+        experiment_name='exp',
+        experiment_dir=str(tmp_path / 'experiment'),
+    )
+    values.update(overrides)
+    return RunSettings(**values)
+
+
+def state(value=0.0):
+    return {'network': {'weight': torch.full((2,), float(value))}}
+
+
+def files(tmp_path):
+    return sorted(name for name in os.listdir(tmp_path / 'experiment') if name.endswith('.ckpt'))
+
+
+def rows(tmp_path):
+    with open(tmp_path / 'experiment' / 'results.csv', newline='') as file:
+        return list(csv.DictReader(file))
+
+
+def run_iteration(run, evaluation=None, steps=10, periodic=0):
+    """The next iteration, of `steps` env steps with `periodic` periodic checkpoints spread over it; returns the row."""
+    if not hasattr(run, 'left'):
+        run.left = run.iterations
+    iteration = next(run.left)
+    for index in range(steps):
+        run.record_train_step(1, [], OBSERVATION)
+        if periodic and (index + 1) % (steps // periodic) == 0 and run.steps_left() > 0:
+            run.save_periodic(state(run.env_steps), run.env_steps)
+    return run.end_iteration(iteration, state(run.env_steps), run.env_steps, {}, {}, lambda: evaluation or {})
+
+
+# ------------------------------------------------------------------------------------------- keep-N, milestones
+
+
+def test_keep_checkpoints_prunes_old_periodic_checkpoints_and_keeps_milestones(tmp_path):
+    run = Experiment(settings(tmp_path, keep_checkpoints=2), VECTOR_ENV)
+    run_iteration(run, periodic=3)  # periodic at 3, 6, 9 env steps, then milestone 0
+    run_iteration(run, periodic=3)
+    run.close()
+    assert files(tmp_path) == [f'{NAME}_0.ckpt', f'{NAME}_1.ckpt', f'{NAME}_1_at16.ckpt', f'{NAME}_1_at19.ckpt']
+    periodic = checkpoint.load_checkpoint(str(tmp_path / 'experiment' / f'{NAME}_1_at16.ckpt'))
+    assert periodic['iteration'] == 1 and periodic['counters'] == {'env_steps': 16, 'learner_steps': 16, 'iteration': 1}
+    assert periodic['extra']['experiment']['periodic'] is True
+    assert periodic['extra']['experiment']['iteration_start_env_steps'] == 10
+
+
+def test_without_milestones_only_the_newest_checkpoints_are_kept(tmp_path):
+    run = Experiment(settings(tmp_path, keep_checkpoints=2, keep_milestones=False), VECTOR_ENV)
+    for _ in range(3):
+        run_iteration(run, periodic=2)
+    run.close()
+    assert files(tmp_path) == [f'{NAME}_2.ckpt', f'{NAME}_2_at25.ckpt']
+    assert [file.path for file in checkpoint.list_checkpoints(str(tmp_path / 'experiment'), 'DQN', 'CartPole-v1')][-1].endswith('_2.ckpt')
+
+
+# --------------------------------------------------------------------------------------------------------- best
+
+
+def best_metric(tmp_path):
+    loaded = checkpoint.load_checkpoint(str(tmp_path / 'experiment' / f'{NAME}_best.ckpt'))
+    return loaded['iteration'], loaded['extra']['experiment']['best_metric']
+
+
+def test_the_best_checkpoint_is_replaced_only_on_improvement_after_save_best_after(tmp_path, capsys):
+    run = Experiment(settings(tmp_path, save_best_metric='eval_return', save_best_after=15), VECTOR_ENV)
+    run_iteration(run, {'episode_return': 9.0, 'num_episodes': 1})  # 10 env steps < save_best_after
+    assert f'{NAME}_best.ckpt' not in files(tmp_path)
+    run_iteration(run, {'episode_return': 5.0, 'num_episodes': 1})
+    assert best_metric(tmp_path) == (1, 5.0)
+    run_iteration(run, {'episode_return': 3.0, 'num_episodes': 1})
+    run_iteration(run, {'episode_return': float('nan'), 'num_episodes': 0})  # no finished episode: no score
+    assert best_metric(tmp_path) == (1, 5.0)
+    run_iteration(run, {'episode_return': 7.0, 'num_episodes': 1})
+    run.close()
+    assert best_metric(tmp_path) == (4, 7.0)
+    loaded = checkpoint.load_checkpoint(str(tmp_path / 'experiment' / f'{NAME}_best.ckpt'))
+    assert loaded['counters']['env_steps'] == 50 and loaded['state']['network']['weight'][0].item() == 50.0
+    assert 'new best eval_return 7.00 at iteration 4' in capsys.readouterr().out
+    # A later session knows the best so far: 6 is no improvement.
+    again = Experiment(settings(tmp_path, save_best_metric='eval_return'), VECTOR_ENV)
+    run_iteration(again, {'episode_return': 6.0, 'num_episodes': 1})
+    again.close()
+    assert best_metric(tmp_path) == (4, 7.0)
+
+
+def test_resuming_from_the_best_checkpoint_drops_later_rows_and_moves_later_checkpoints_aside(tmp_path, capsys):
+    run = Experiment(settings(tmp_path, save_best_metric='eval_return'), VECTOR_ENV)
+    for value in (1.0, 8.0, 2.0, 3.0):
+        row = run_iteration(run, {'episode_return': value, 'num_episodes': 1})
+    run.close()
+    wall_time = float(row['wall_time'])
+    resumed = Experiment(settings(tmp_path, save_best_metric='eval_return', load_checkpoint_kind='best'), VECTOR_ENV)
+    out = capsys.readouterr().out
+    assert f'Resuming from {tmp_path}/experiment/{NAME}_best.ckpt: iteration 2, 20 env steps' in out
+    assert resumed.env_steps == 20 and resumed.first_iteration == 2
+    assert [row['iteration'] for row in rows(tmp_path)] == ['0', '1']  # rows of iterations 2 and 3 are trained again
+    assert files(tmp_path) == [f'{NAME}_0.ckpt', f'{NAME}_1.ckpt', f'{NAME}_best.ckpt']
+    (superseded,) = [name for name in os.listdir(tmp_path / 'experiment') if name.startswith('superseded_')]
+    assert sorted(os.listdir(tmp_path / 'experiment' / superseded)) == [f'{NAME}_2.ckpt', f'{NAME}_3.ckpt']
+    row = run_iteration(resumed, {'episode_return': 1.0, 'num_episodes': 1})
+    resumed.close()
+    assert [(row['iteration'], row['env_steps']) for row in rows(tmp_path)] == [('0', '10'), ('1', '20'), ('2', '30')]
+    assert float(row['wall_time']) >= float(rows(tmp_path)[1]['wall_time'])  # wall time continues
+    assert float(rows(tmp_path)[1]['wall_time']) <= wall_time
+
+
+def test_resuming_best_without_a_best_checkpoint_is_refused(tmp_path):
+    run = Experiment(settings(tmp_path), VECTOR_ENV)
+    run_iteration(run)
+    run.close()
+    with pytest.raises(checkpoint.CheckpointError, match='holds no best checkpoint yet.*--load_checkpoint_kind=latest'):
+        Experiment(settings(tmp_path, load_checkpoint_kind='best'), VECTOR_ENV)
+
+
+# ------------------------------------------------------------------------------------------------- failed write
+
+
+def _disk_full(*args, **kwargs):
+    raise OSError(errno.ENOSPC, 'No space left on device')
+
+
+def _read_only(*args, **kwargs):
+    raise PermissionError(errno.EACCES, 'Permission denied')
+
+
+@pytest.mark.parametrize('failure, patched, reason', [
+    (_disk_full, 'torch.save', 'No space left on device'),
+    (_read_only, 'tempfile.mkstemp', 'Permission denied'),
+])  # fmt: skip
+def test_a_failed_checkpoint_write_keeps_the_previous_one_and_ends_with_one_line(tmp_path, monkeypatch, failure, patched, reason):
+    run = Experiment(settings(tmp_path), VECTOR_ENV)
+    run_iteration(run)
+    monkeypatch.setattr(f'deep_rl_zoo.checkpoint.{patched}', failure)
+    with pytest.raises(checkpoint.CheckpointError) as error:
+        run_iteration(run)
+    run.close()
+    message = str(error.value)
+    previous = tmp_path / 'experiment' / f'{NAME}_0.ckpt'
+    assert message == (
+        f'could not write checkpoint {tmp_path}/experiment/{NAME}_1.ckpt ({reason}); the previous checkpoint {previous} '
+        'is intact: free disk space or fix the directory, then run the same command to resume'
+    )
+    assert files(tmp_path) == [f'{NAME}_0.ckpt']  # no partial file, no temporary file
+    assert not [name for name in os.listdir(tmp_path / 'experiment') if '.tmp' in name]
+    assert checkpoint.load_checkpoint(str(previous))['counters']['env_steps'] == 10
+    assert [row['iteration'] for row in rows(tmp_path)] == ['0']  # no row for an iteration without its checkpoint
+
+
+# ----------------------------------------------------------------------------------------------- stop, budgets
+
+
+class StopRequest:
+    signal_name = 'SIGTERM'
+
+    def __bool__(self):
+        return True
+
+
+def test_a_stop_writes_a_checkpoint_of_the_state_at_the_stop_and_exits_130(tmp_path, capsys):
+    run = Experiment(settings(tmp_path), VECTOR_ENV)
+    next(iter(run.iterations))
+    for _ in range(4):
+        run.record_train_step(1, [], OBSERVATION)
+    run.stop_request = StopRequest()
+    assert run.should_stop()
+    with pytest.raises(SystemExit) as exit_:
+        run.stop(state(4), 3, stopping='stopping 2 actors; ')
+    run.close()
+    assert exit_.value.code == 130
+    assert files(tmp_path) == [f'{NAME}_0_at4.ckpt']
+    err = capsys.readouterr().err
+    assert f'Checkpoint at the stop: {tmp_path}/experiment/{NAME}_0_at4.ckpt' in err
+    assert f'Interrupted (SIGTERM): stopping 2 actors; the last checkpoint is in {tmp_path}/experiment' in err
+    resumed = Experiment(settings(tmp_path), VECTOR_ENV)
+    assert (resumed.first_iteration, resumed.env_steps) == (0, 4)
+    assert next(resumed.iterations) == 0 and resumed.steps_left() == 6  # the rest of iteration 0
+    resumed.close()
+
+
+def test_a_checkpoint_at_the_stop_that_cannot_finish_in_time_is_abandoned(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(experiment, 'STOP_SAVE_SECONDS', 0.2)
+    release = threading.Event()
+    monkeypatch.setattr(experiment.checkpoint, 'save_checkpoint', lambda *args, **kwargs: release.wait(5))
+    run = Experiment(settings(tmp_path), VECTOR_ENV)
+    run.stop_request = StopRequest()
+    start = time.monotonic()
+    with pytest.raises(SystemExit):
+        run.stop(state(), 0)
+    release.set()
+    run.close()
+    assert time.monotonic() - start < 1.0
+    assert 'The checkpoint at the stop did not finish within 0.2 s and was abandoned; no earlier checkpoint exists' in capsys.readouterr().err
+
+
+def test_evaluation_notices_the_stop(tmp_path):
+    run = Experiment(settings(tmp_path, num_eval_steps=100_000), VECTOR_ENV)
+    env = gym_env.create_classic_vector_env('CartPole-v1', 1, 0)
+    actor = types.SimpleNamespace(act=lambda observation: np.zeros(1, np.int64), observe=lambda action, step: None)
+    requests = iter([False] * 30 + [True] * 1000)
+    run.stop_request = type('Later', (), {'__bool__': lambda self: next(requests)})()
+    start = time.monotonic()
+    try:
+        assert run.evaluate(actor, env) == {}
+    finally:
+        env.close()
+        run.close()
+    assert time.monotonic() - start < 2.0  # 100,000 steps would take far longer
+
+
+def test_train_for_env_steps_ends_the_iteration_early_with_its_checkpoint_and_row(tmp_path, capsys):
+    run = Experiment(settings(tmp_path, train_for_env_steps=25), VECTOR_ENV)
+    ended = []
+    for iteration in run.iterations:
+        while run.steps_left() > 0 and not run.should_stop():
+            run.record_train_step(1, [], OBSERVATION)
+        ended.append(run.end_iteration(iteration, state(), 0, {}, {}, lambda: {})['env_steps'])
+    run.close()
+    assert ended == [10, 20, 25]
+    assert files(tmp_path) == [f'{NAME}_0.ckpt', f'{NAME}_1.ckpt', f'{NAME}_2.ckpt']
+    out = capsys.readouterr().out
+    assert 'Stopping during iteration 2: 25 env steps reached --train_for_env_steps=25; it ends here with a checkpoint and a results row' in out
+    assert out.count('Stopping') == 1
+
+
+# -------------------------------------------------------------------------------------- restarts, saved config
+
+
+def flag_values(tmp_path, **overrides):
+    values = {
+        'environment_name': 'CartPole-v1', 'tag': '', 'experiment': '', 'train_dir': str(tmp_path / 'train'),
+        'checkpoint_dir': '', 'runs_dir': str(tmp_path / 'runs'), 'results_csv_path': '', 'restart_behavior': 'resume',
+        'load_checkpoint_kind': 'latest', 'load_checkpoint_file': '', 'learning_rate': 1e-3, 'num_iterations': 2,
+    }  # fmt: skip
+    values.update(overrides)
+    return values
+
+
+def make_experiment_files(tmp_path, values):
+    """A finished iteration of the experiment `values` name: checkpoint, config.json, log.txt, TensorBoard run."""
+    run = Experiment(RunSettings.from_values('DQN', {
+        **values, 'num_train_steps': 10, 'num_eval_steps': 0, 'episodes_csv_path': '', 'use_tensorboard': True,
+        'debug_screenshots_interval': 0, 'progress': False,
+    }), VECTOR_ENV)  # fmt: skip
+    run_iteration(run)
+    run.close()
+
+
+def test_default_experiment_name_directory_and_files(tmp_path):
+    values = flag_values(tmp_path, tag='lr3', environment_name='ALE/Pong-v5')
+    assert experiment.experiment_name('DQN', values) == 'DQN_ALE-Pong-v5_lr3'
+    make_experiment_files(tmp_path, values)
+    directory = tmp_path / 'train' / 'DQN_ALE-Pong-v5_lr3'
+    assert sorted(os.listdir(directory)) == ['DQN_ALE-Pong-v5_0.ckpt', 'DQN_ALE_Pong-v5_results.csv', 'config.json', 'log.txt']
+    (board,) = os.listdir(tmp_path / 'runs')  # TensorBoard: one time-stamped run per session, as before
+    assert board.startswith('ALE-Pong-v5-DQN-lr3-') and sorted(os.listdir(tmp_path / 'runs' / board)) == ['eval', 'train']
+    config = json.loads((directory / 'config.json').read_text())
+    assert config['flags']['learning_rate'] == 1e-3 and config['flags']['train_dir'] == str(tmp_path / 'train')
+    assert config['experiment'] == 'DQN_ALE-Pong-v5_lr3' and config['agent_name'] == 'DQN'
+    assert config['versions']['torch'] and 'git_commit' in config and 'git_dirty' in config
+    log = (directory / 'log.txt').read_text()
+    assert log.startswith('=== ') and f'iteration 0: env steps 10, train return nan, eval return nan, checkpoint {directory}' in log
+
+
+def test_restart_moves_the_experiment_aside_and_overwrite_deletes_it(tmp_path, capsys):
+    values = flag_values(tmp_path)
+    make_experiment_files(tmp_path, values)
+    directory = tmp_path / 'train' / NAME
+    assert experiment.prepare('DQN', {**values, 'restart_behavior': 'restart'}, frozenset()) == {**values, 'restart_behavior': 'restart'}
+    assert not directory.exists()
+    (moved,) = [path for path in (tmp_path / 'train').iterdir() if path.name.startswith(f'{NAME}_old_')]
+    assert f'{NAME}_0.ckpt' in os.listdir(moved) and 'config.json' in os.listdir(moved)
+    assert f'restart: moved {directory} of experiment {NAME} to {moved}' in capsys.readouterr().out
+
+    make_experiment_files(tmp_path, values)
+    experiment.prepare('DQN', {**values, 'restart_behavior': 'overwrite'}, frozenset())
+    assert not directory.exists() and moved.exists()  # only the experiment's own files go
+    assert len(os.listdir(tmp_path / 'runs')) >= 1  # TensorBoard runs stay
+    assert f'overwrite: deleted {directory} of experiment {NAME}' in capsys.readouterr().out
+
+
+def test_restart_with_a_separate_checkpoint_dir_moves_only_this_runs_files(tmp_path):
+    values = flag_values(tmp_path, checkpoint_dir=str(tmp_path / 'ck'))
+    make_experiment_files(tmp_path, values)
+    (tmp_path / 'ck' / 'other.txt').write_text('not ours')
+    experiment.prepare('DQN', {**values, 'restart_behavior': 'restart'}, frozenset())
+    names = sorted(os.listdir(tmp_path / 'ck'))
+    assert names[1] == 'other.txt' and names[0].startswith('old_') and len(names) == 2
+    assert sorted(os.listdir(tmp_path / 'ck' / names[0])) == [f'{NAME}_0.ckpt', 'DQN_CartPole-v1_results.csv']
+
+
+def test_resume_reloads_the_saved_config_and_explicit_flags_override_it(tmp_path, capsys):
+    make_experiment_files(tmp_path, flag_values(tmp_path, learning_rate=1e-3, num_iterations=2))
+    capsys.readouterr()
+    later = flag_values(tmp_path, learning_rate=5e-4, num_iterations=3)  # the run script's defaults differ now
+    resolved = experiment.prepare('DQN', later, frozenset({'num_iterations'}))
+    assert resolved['learning_rate'] == 1e-3 and resolved['num_iterations'] == 3
+    config = tmp_path / 'train' / NAME / 'config.json'
+    assert capsys.readouterr().out.splitlines() == [f'resume: --num_iterations=3 from the command line overrides 2 of {config}']
+    # Nothing to resume from, or a checkpoint named on the command line: this command's flags as they are.
+    assert experiment.prepare('DQN', {**later, 'load_checkpoint_file': 'x.ckpt'}, frozenset()) == {**later, 'load_checkpoint_file': 'x.ckpt'}
+    assert experiment.prepare('DQN', flag_values(tmp_path, experiment='new'), frozenset()) == flag_values(tmp_path, experiment='new')
+
+
+# ------------------------------------------------------------------------------------------------ progress line
+
+
+class Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_iteration_lines_start_on_their_own_line_after_the_live_progress_line(tmp_path, monkeypatch):
+    terminal = Terminal()
+    monkeypatch.setattr('sys.stdout', terminal)
+    run = Experiment(settings(tmp_path, progress=True, experiment_dir=''), VECTOR_ENV)
+    run_iteration(run)
+    run.close()
+    text = terminal.getvalue()
+    assert '\r' in text and '\niteration 0: env steps 10,' in text
+    assert not any(line.startswith('\r') and 'iteration 0' in line for line in text.split('\n'))
+
+
+def test_running_a_finished_experiment_again_says_how_to_train_on(tmp_path, capsys):
+    run = Experiment(settings(tmp_path, num_iterations=1), VECTOR_ENV)
+    run_iteration(run)
+    run.close()
+    again = Experiment(settings(tmp_path, num_iterations=1), VECTOR_ENV)
+    assert list(again.iterations) == []
+    again.close()
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        'Nothing to train: the experiment has finished its 1 iterations; pass a larger --num_iterations to train on, '
+        'or --restart_behavior=restart to start again'
+    )
+
+
+def test_an_evaluation_without_a_finished_episode_and_a_replay_agent_yet_to_learn_say_why(tmp_path, capsys):
+    run = Experiment(settings(tmp_path, num_eval_steps=5, flags={'environment_name': 'CartPole-v1', 'environment_kind': 'classic', 'seed': 1, 'min_replay_size': 1000}), VECTOR_ENV)
+    env = gym_env.create_classic_vector_env('CartPole-v1', 1, 0)
+    actor = types.SimpleNamespace(act=lambda observation: np.zeros(1, np.int64), observe=lambda action, step: None)
+    try:
+        iteration = next(run.iterations)
+        run.record_train_step(10, [(9.0, 9), (12.0, 12)], OBSERVATION)
+        row = run.end_iteration(iteration, state(), 0, {}, {}, lambda: run.evaluate(actor, env))
+    finally:
+        env.close()
+        run.close()
+    out = capsys.readouterr().out
+    assert math.isnan(row['eval_episode_return'])
+    # Always pushing left, CartPole falls within about 10 steps, but not within 5.
+    assert ('evaluation: no episode ended within --num_eval_steps=5 (the greedy episode under way had 5 steps), so its return is nan; '
+            'an episode needs at least 13, the longest training episode so far: raise --num_eval_steps') in out  # fmt: skip
+    assert 'no learning yet: learning starts once replay holds --min_replay_size=1000 transitions (about env step 1000); this run is at env step 10' in out

@@ -1,0 +1,49 @@
+"""`--help` of the run scripts: this script's own flags grouped by theme with their defaults, exit 0; and the README's
+flag list names every flag those scripts define (it is checked against the definitions, not written from memory)."""
+
+import os
+import re
+import subprocess
+
+from unit_tests.helpers import REPO_ROOT, python_executable
+
+# Scripts that between them use every define_* group of deep_rl_zoo/flags.py (APPO's Sample Factory names are
+# documented in the README's APPO section instead).
+SCRIPTS = (
+    'dqn.run_atari', 'ppo.run_continuous', 'sac.run_classic', 'rainbow.run_classic', 'iqn.run_classic', 'qr_dqn.run_classic',
+    'impala.run_atari', 'drqn.run_classic', 'reinforce_baseline.run_classic', 'a2c.run_classic_grad', 'r2d2.run_classic',
+    'ppo_icm.run_classic', 'ppo_rnd.run_classic',
+)  # fmt: skip
+FLAG_LINE = re.compile(r'^  --(\w+)=', re.M)
+
+
+def helps() -> dict[str, subprocess.CompletedProcess]:
+    """Every script's --help, run side by side (each is mostly the import of torch)."""
+    env = {**os.environ, 'PYTHONPATH': REPO_ROOT, 'OMP_NUM_THREADS': '1'}
+    processes = {
+        script: subprocess.Popen([python_executable(), '-m', f'deep_rl_zoo.{script}', '--help'], cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for script in SCRIPTS
+    }
+    results = {}
+    for script, process in processes.items():
+        stdout, stderr = process.communicate(timeout=120)
+        results[script] = subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+    return results
+
+
+def test_help_lists_the_scripts_flags_by_theme_and_the_readme_names_every_one():
+    with open(os.path.join(REPO_ROOT, 'README.md'), encoding='utf-8') as file:
+        readme = file.read()
+    flags_section = readme.split('\n## Flags\n', 1)[1].split('\n## ', 1)[0]
+    missing = {}
+    for script, proc in helps().items():
+        assert proc.returncode == 0, f'{script} --help: exit {proc.returncode}\n{proc.stderr[-2000:]}'
+        out = proc.stdout
+        assert out.startswith('Train') or out.startswith('"'), out[:200]  # the script's docstring comes first
+        headings = [line[:-1] for line in out.splitlines() if line and not line.startswith(' ') and line.endswith(':') and ' ' not in line.rstrip(':').replace(' and ', '')]
+        assert headings[:3] == ['environment', 'training', 'agent'] and headings[-2:] == ['logging', 'checkpoints'], (script, headings)
+        names = FLAG_LINE.findall(out)
+        assert 'environment_name' in names and 'help' not in names and 'flagfile' not in names  # absl's own are left out
+        assert '--seed=1 ' in out  # defaults as typed on the command line
+        missing.update({name: script for name in names if f'`{name}`' not in flags_section})
+    assert not missing, f"README's Flags section lacks {sorted(missing)} (defined by the scripts {sorted(set(missing.values()))})"

@@ -1,0 +1,56 @@
+"""Tuned presets per environment (deep_rl_zoo/<agent>/presets.py, flags.apply_preset): a run script applies the
+preset of --environment_name and prints what it set, flags given on the command line win, --preset=none turns it
+off, and every preset only names flags its agent's scripts define."""
+
+import importlib
+import json
+import os
+
+import pytest
+
+from unit_tests.helpers import TRACEBACK, run_module
+
+PRESET_PACKAGES = ('ppo', 'a2c')
+TINY = ('--num_iterations=1', '--num_train_steps=1', '--num_eval_steps=0', '--unroll_length=4', '--noprogress', '--nouse_tensorboard')
+
+
+def config(directory, experiment):
+    with open(os.path.join(directory, experiment, 'config.json'), encoding='utf-8') as file:
+        return json.load(file)['flags']
+
+
+def test_the_preset_of_the_environment_applies_and_command_line_flags_win(tmp_path):
+    proc = run_module('deep_rl_zoo.ppo.run_classic', '--environment_name=LunarLander-v3', *TINY, '--learning_rate=1e-3', f'--train_dir={tmp_path}', cwd=str(tmp_path))
+    assert proc.returncode == 0 and TRACEBACK not in proc.stderr, proc.stderr[-2000:]
+    (line,) = [line for line in proc.stdout.splitlines() if line.startswith('preset ')]
+    assert line.startswith('preset LunarLander-v3 (deep_rl_zoo/ppo/presets.py, --preset=none to turn it off): --num_envs_per_actor=16 ')
+    assert '--discount=0.999' in line and '--anneal_learning_rate=false' in line
+    assert line.endswith('from the command line instead: --num_iterations, --num_train_steps, --unroll_length, --learning_rate')
+    flags = config(tmp_path, 'PPO_LunarLander-v3')
+    assert (flags['num_envs_per_actor'], flags['discount'], flags['gae_lambda'], flags['anneal_learning_rate']) == (16, 0.999, 0.98, False)
+    assert (flags['learning_rate'], flags['unroll_length'], flags['preset']) == (1e-3, 4, 'auto')
+
+
+def test_preset_none_keeps_the_scripts_defaults(tmp_path):
+    proc = run_module('deep_rl_zoo.ppo.run_classic', '--environment_name=LunarLander-v3', '--preset=none', *TINY, f'--train_dir={tmp_path}', cwd=str(tmp_path))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert 'preset ' not in proc.stdout
+    flags = config(tmp_path, 'PPO_LunarLander-v3')
+    assert (flags['num_envs_per_actor'], flags['discount'], flags['preset']) == (8, 0.98, 'none')  # run_classic's CartPole defaults
+
+
+def preset_runs():
+    """(run script, environment) for every preset of every agent; continuous tasks go to run_continuous."""
+    for package in PRESET_PACKAGES:
+        for environment in importlib.import_module(f'deep_rl_zoo.{package}.presets').PRESETS:
+            script = 'run_continuous' if environment.endswith('-v5') or environment == 'Pendulum-v1' else 'run_classic'
+            yield f'deep_rl_zoo.{package}.{script}', environment
+
+
+@pytest.mark.parametrize('module, environment', [run for run in preset_runs() if run != ('deep_rl_zoo.ppo.run_classic', 'LunarLander-v3')])
+def test_every_preset_applies_to_its_script(tmp_path, module, environment):
+    """Every preset names only flags its script defines (a wrong name would stop the run with one line)."""
+    proc = run_module(module, f'--environment_name={environment}', *TINY, f'--train_dir={tmp_path}', cwd=str(tmp_path))
+    assert proc.returncode == 0 and TRACEBACK not in proc.stderr, proc.stderr[-2000:]
+    (line,) = [line for line in proc.stdout.splitlines() if line.startswith('preset ')]
+    assert line.startswith(f'preset {environment} ')
