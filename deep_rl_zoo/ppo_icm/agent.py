@@ -1,0 +1,307 @@
+"""PPO-ICM: PPO (Schulman et al. 2017) on game reward plus the curiosity reward of an intrinsic curiosity module
+(Pathak et al. 2017, "Curiosity-driven Exploration by Self-supervised Prediction").
+
+PPO's actors and learner (`deep_rl_zoo.ppo`), with these additions in the learner, per batch of rollouts:
+
+1. the module scores every transition (s_t, a_t, s_t+1) of the batch with the parameters that made the rollouts:
+   r^i_t = eta / 2 * ||phi_hat(s_t+1) - phi(s_t+1)||^2 (eq. 6); the policy maximises
+   r_t = c_e * r^e_t + c_i * r^i_t (eq. 1, `--extrinsic_reward_coef`, `--intrinsic_reward_coef`);
+2. advantages, returns and the clipped PPO update as in `ppo.agent`, on r_t;
+3. on each PPO minibatch the module takes one Adam step on (1 - beta) L_inverse + beta L_forward (eq. 7, beta 0.2),
+   so phi is trained by the inverse model and the forward model predicts phi(s_t+1).
+
+The rollout's next observation is the following step's observation (or the one after the last step). Where an
+episode ended (discount 0) that is the first observation of the next episode, not a successor: those transitions
+get no curiosity reward and do not train the module. With `--intrinsic_reward_coef=0` nothing of the module is
+built or trained: the update is plain PPO with the same network and hyperparameters (the baseline of the README's
+curiosity table).
+
+On Montezuma's Revenge the actors also count the distinct rooms each episode visits (RAM byte 3), logged as
+agent statistics `visited_rooms_mean` / `visited_rooms_max`.
+"""
+
+import math
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from deep_rl_zoo import curiosity, gym_env, main_loop, multistep
+from deep_rl_zoo.gym_env import VectorEnvironment, VectorStep
+from deep_rl_zoo.networks.curiosity import icm_for, policy_torsos
+from deep_rl_zoo.networks.policy import CategoricalActorCritic
+from deep_rl_zoo.ppo.agent import PpoLearner, _explained_variance
+from deep_rl_zoo.ppo.agent import learner_arguments as ppo_arguments
+from deep_rl_zoo.rollouts import OnPolicyActor, bootstrapped_rollout_spec
+
+
+# --- what both curiosity agents share: environment kinds, rollouts, Montezuma's rooms -------------------------------
+
+
+def environment_kind(kind: str, environment_name: str) -> str:
+    """The kind of environment a run script's `kind` means for `environment_name`: run_classic also takes MiniGrid."""
+    return 'minigrid' if kind == 'classic' and gym_env.is_minigrid(environment_name) else kind
+
+
+def counts_rooms(values: dict[str, Any]) -> bool:
+    """Whether the run plays Montezuma's Revenge, whose visited rooms the actors count."""
+    return values['environment_kind'] == 'atari' and gym_env.atari_rom_id(values['environment_name']) == 'montezuma_revenge'
+
+
+def rollout_spec(env: VectorEnvironment, num_envs: int, unroll_length: int) -> dict[str, tuple[tuple[int, ...], torch.dtype]]:
+    """The rollouts of both curiosity agents: `bootstrapped_rollout_spec` (the learner needs the observation after
+    the last step) and 'visited_rooms' [T, N]: on Montezuma's Revenge the rooms of the episode that ended at a step,
+    else 0."""
+    return {**bootstrapped_rollout_spec(env, num_envs, unroll_length), 'visited_rooms': ((unroll_length, num_envs), torch.float32)}
+
+
+def concatenate_rollouts(buffers: list[dict[str, torch.Tensor]], device: torch.device) -> dict[str, torch.Tensor]:
+    """One batch from the actors' rollouts: [T, N_total, ...] per step, 'last_observation' [N_total, ...]."""
+    return {
+        name: torch.cat([buffer[name] for buffer in buffers], dim=0 if name == 'last_observation' else 1).to(device)
+        for name in buffers[0]
+    }
+
+
+class RoomCounter:
+    """A Montezuma's Revenge `VectorEnvironment` (Python wrappers) that counts the distinct rooms (RAM byte 3) of each
+    episode; `take_counts()` returns, per step since the last call, the room count of the episodes that ended at it
+    (0 elsewhere). The room read after a step that ends an episode belongs to the next one."""
+
+    def __init__(self, env: VectorEnvironment):
+        self.env = env
+        self.num_envs = env.num_envs
+        self.single_observation_space = env.single_observation_space
+        self.single_action_space = env.single_action_space
+        self.frames_per_step = env.frames_per_step
+        self._rooms: list[set[int]] = [set() for _ in range(env.num_envs)]
+        self._counts: list[np.ndarray] = []
+
+    def reset(self) -> np.ndarray:
+        observation = self.env.reset()
+        self._rooms = [{int(room)} for room in self.env.ram_byte(gym_env.MONTEZUMA_ROOM_RAM_ADDRESS)]
+        return observation
+
+    def step(self, actions: np.ndarray) -> VectorStep:
+        step = self.env.step(actions)
+        rooms = self.env.ram_byte(gym_env.MONTEZUMA_ROOM_RAM_ADDRESS)
+        counts = np.zeros(self.num_envs, dtype=np.float32)
+        for index in np.flatnonzero(step.terminated | step.truncated):
+            counts[index] = len(self._rooms[index])
+            self._rooms[index] = set()
+        for index, room in enumerate(rooms):
+            self._rooms[index].add(int(room))
+        self._counts.append(counts)
+        return step
+
+    def take_counts(self) -> np.ndarray:
+        counts, self._counts = np.stack(self._counts), []
+        return counts
+
+    def close(self) -> None:
+        self.env.close()
+
+
+class CuriosityActor(OnPolicyActor):
+    """PPO's `OnPolicyActor` that also writes the rooms of the episodes it finishes (Montezuma's Revenge, else 0)."""
+
+    @torch.no_grad()
+    def collect(self, buffer: dict[str, torch.Tensor]) -> list[tuple[float, int]]:
+        finished = super().collect(buffer)
+        if isinstance(self.env, RoomCounter):
+            buffer['visited_rooms'].copy_(torch.from_numpy(self.env.take_counts()))
+        else:
+            buffer['visited_rooms'].zero_()
+        return finished
+
+
+def build_actor(network: nn.Module, env: VectorEnvironment, values: dict[str, Any], seed: int, device: torch.device) -> CuriosityActor:
+    """A curiosity agent's actor; on Montezuma its environments are rebuilt from Python wrappers, whose RAM the room
+    counter reads (the C++ vector env does not expose it)."""
+    if counts_rooms(values):
+        num_envs = env.num_envs
+        env.close()
+        env = RoomCounter(main_loop.create_environment('atari', values, num_envs, seed, use_python_wrappers=True))
+    return CuriosityActor(
+        network, env, values['unroll_length'], values['discount'], values.get('terminal_on_life_loss', False), seed, device
+    )
+
+
+class RoomStatistics:
+    """Rooms visited per finished training episode (Montezuma's Revenge), averaged per iteration; `active` when the
+    actors count them (its statistics then also become results CSV columns, nan for an iteration without an end)."""
+
+    def __init__(self, active: bool = False) -> None:
+        self.active = active
+        self._counts: list[torch.Tensor] = []
+
+    def record(self, batch: dict[str, torch.Tensor]) -> None:
+        rooms = batch['visited_rooms']
+        self._counts.append(rooms[rooms > 0].cpu())
+
+    def statistics(self) -> dict[str, float]:
+        """{'visited_rooms_mean', 'visited_rooms_max'} of the episodes finished since the last call (nan without one;
+        {} when the actors count no rooms)."""
+        counts = torch.cat(self._counts) if self._counts else torch.zeros(0)
+        self._counts = []
+        if not self.active:
+            return {}
+        if counts.numel() == 0:
+            return {'visited_rooms_mean': math.nan, 'visited_rooms_max': math.nan}
+        return {'visited_rooms_mean': float(counts.mean()), 'visited_rooms_max': float(counts.max())}
+
+
+def minibatches(num_samples: int, num_minibatches: int, device: torch.device):
+    """Index tensors of one shuffled pass in `num_minibatches` equal minibatches (a remainder is left out), as PPO."""
+    permutation = torch.randperm(num_samples, device=device)
+    size = max(num_samples // num_minibatches, 1)
+    for start in range(0, num_samples - size + 1, size):
+        yield permutation[start : start + size]
+
+
+# --- PPO-ICM --------------------------------------------------------------------------------------------------------
+
+
+class PpoIcmLearner(PpoLearner):
+    """PPO on game + curiosity reward, and the curiosity module's own updates (see the module docstring)."""
+
+    agent_name = 'PPO_ICM'
+
+    def __init__(
+        self,
+        network: nn.Module,
+        icm: nn.Module | None,
+        icm_learning_rate: float,
+        icm_beta: float,
+        icm_eta: float,
+        extrinsic_reward_coef: float,
+        intrinsic_reward_coef: float,
+        count_rooms: bool = False,
+        **ppo_arguments: Any,
+    ):
+        super().__init__(network, **ppo_arguments)
+        if (icm is None) != (intrinsic_reward_coef == 0):
+            raise ValueError('an ICM is needed exactly when --intrinsic_reward_coef > 0')
+        self.icm = icm.to(self.device) if icm is not None else None
+        self.icm_optimizer = torch.optim.Adam(icm.parameters(), lr=icm_learning_rate) if icm is not None else None
+        self.icm_beta = icm_beta
+        self.icm_eta = icm_eta
+        self.extrinsic_reward_coef = extrinsic_reward_coef
+        self.intrinsic_reward_coef = intrinsic_reward_coef
+        self.rooms = RoomStatistics(active=count_rooms)
+
+    def update(self, buffers: list[dict[str, torch.Tensor]]) -> None:
+        batch = concatenate_rollouts(buffers, self.device)
+        self.rooms.record(batch)
+        observation, action = batch['observation'], batch['action']
+        next_observation = torch.cat([observation[1:], batch['last_observation'][None]])
+        continues = batch['discount'] > 0  # the next observation follows within the episode
+        intrinsic = torch.zeros_like(batch['reward'])
+        if self.icm is not None:
+            intrinsic = self.intrinsic_rewards(observation, next_observation, action, continues)
+            self.statistics.record(intrinsic_reward=intrinsic.mean(), intrinsic_reward_max=intrinsic.max())
+        reward = curiosity.mix_rewards(batch['reward'], intrinsic, self.extrinsic_reward_coef, self.intrinsic_reward_coef)
+        advantages = multistep.truncated_generalized_advantage_estimation(reward, batch['discount'], self.gae_lambda, batch['value'])
+        samples = {
+            'observation': observation.flatten(0, 1),
+            'next_observation': next_observation.flatten(0, 1),
+            'continues': continues.flatten(),
+            'action': action.flatten(0, 1),
+            'log_prob': batch['log_prob'].flatten(),
+            'value': batch['value'][:-1].flatten(),
+            'advantage': advantages.flatten(),
+            'return': (advantages + batch['value'][:-1]).flatten(),
+        }
+        clip_epsilon = self.clip_epsilon(self.learner_steps)
+        for group in self.optimizer.param_groups:
+            group['lr'] = self.learning_rate(self.learner_steps)
+        for _ in range(self.num_epochs):
+            for indices in minibatches(samples['advantage'].shape[0], self.num_minibatches, self.device):
+                minibatch = {name: value[indices] for name, value in samples.items()}
+                self._minibatch_step(minibatch, clip_epsilon)
+                if self.icm is not None:
+                    self._icm_step(minibatch)
+        self.learner_steps += 1
+        self.statistics.record(
+            explained_variance=_explained_variance(samples['value'], samples['return']),
+            learning_rate=self.learning_rate(self.learner_steps - 1),
+            clip_epsilon=clip_epsilon,
+        )
+
+    @torch.no_grad()
+    def intrinsic_rewards(self, observation: torch.Tensor, next_observation: torch.Tensor, action: torch.Tensor, continues: torch.Tensor) -> torch.Tensor:
+        """The curiosity reward [T, N] of each transition of a rollout batch ([T, N, ...] inputs); 0 where the episode
+        ended (`continues` False), whose next observation is no successor."""
+        scored = self.icm(observation.flatten(0, 1), next_observation.flatten(0, 1), action.flatten(0, 1))
+        reward = curiosity.icm_intrinsic_reward(scored.predicted_features, scored.next_features, self.icm_eta)
+        return reward.view_as(continues) * continues
+
+    def _icm_step(self, minibatch: dict[str, torch.Tensor]) -> None:
+        """One Adam step of the module on the minibatch's transitions that stay within an episode (eq. 7)."""
+        keep = minibatch['continues']
+        if not keep.any():
+            return
+        action = minibatch['action'][keep]
+        output = self.icm(minibatch['observation'][keep], minibatch['next_observation'][keep], action)
+        inverse_loss = curiosity.icm_inverse_loss(output.action_logits, action)
+        forward_loss = curiosity.icm_forward_loss(output.predicted_features, output.next_features)
+        loss = curiosity.icm_loss(inverse_loss, forward_loss, self.icm_beta)
+        self.icm_optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        if self.max_grad_norm > 0:
+            nn.utils.clip_grad_norm_(self.icm.parameters(), self.max_grad_norm)
+        self.icm_optimizer.step()
+        accuracy = (output.action_logits.argmax(dim=1) == action).float().mean()
+        self.statistics.record(icm_inverse_loss=inverse_loss.mean().detach(), icm_forward_loss=forward_loss.mean().detach(), icm_inverse_accuracy=accuracy)
+
+    def agent_statistics(self) -> dict[str, float]:
+        return self.rooms.statistics()
+
+    def state_dict(self) -> dict[str, Any]:
+        state = super().state_dict()
+        if self.icm is not None:
+            state.update(icm=self.icm.state_dict(), icm_optimizer=self.icm_optimizer.state_dict())
+        return state
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        super().load_state_dict(state)
+        if self.icm is not None:
+            self.icm.load_state_dict(state['icm'])
+            self.icm_optimizer.load_state_dict(state['icm_optimizer'])
+
+
+def make_network(env: VectorEnvironment, values: dict[str, Any]) -> CategoricalActorCritic:
+    """PPO's actor-critic for the run's kind of environment: Nature CNN (Atari), the MiniGrid CNN, tanh MLPs."""
+    if env.single_action_space.shape:
+        raise ValueError('PPO-ICM takes discrete actions only; for continuous control use deep_rl_zoo.ppo.run_continuous')
+    torso, value_torso = policy_torsos(values['environment_kind'], env.single_observation_space.shape)
+    return CategoricalActorCritic(torso, int(env.single_action_space.n), value_torso)
+
+
+def build_learner(network: nn.Module, values: dict[str, Any], total_updates: int, device: torch.device) -> PpoIcmLearner:
+    """A PPO-ICM learner from the run's flag values (see `flags.define_ppo_icm`)."""
+    icm = None
+    if values['intrinsic_reward_coef'] > 0:
+        env = main_loop.create_environment(values['environment_kind'], values, 1, values['seed'])
+        icm = icm_for(values['environment_kind'], env.single_observation_space, int(env.single_action_space.n))
+        env.close()
+    return PpoIcmLearner(
+        network,
+        icm,
+        icm_learning_rate=values['icm_learning_rate'],
+        icm_beta=values['icm_beta'],
+        icm_eta=values['icm_eta'],
+        extrinsic_reward_coef=values['extrinsic_reward_coef'],
+        intrinsic_reward_coef=values['intrinsic_reward_coef'],
+        count_rooms=counts_rooms(values),
+        **ppo_arguments(values, total_updates, device),
+    )
+
+
+def train(kind: str) -> None:
+    """Entry point of PPO-ICM's run scripts ('classic' also takes MiniGrid names)."""
+    from deep_rl_zoo import flags
+
+    kind = environment_kind(kind, flags.FLAGS.environment_name)
+    main_loop.train_actors_and_learner(kind, make_network, build_learner, build_actor, rollout_spec)

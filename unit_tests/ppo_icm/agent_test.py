@@ -1,0 +1,133 @@
+"""Tests of PPO-ICM's learner and of the room counting both curiosity agents share (deep_rl_zoo/ppo_icm/agent.py)."""
+
+import math
+
+import gymnasium
+import numpy as np
+import torch
+
+from deep_rl_zoo import gym_env
+from deep_rl_zoo.networks.curiosity import icm_for
+from deep_rl_zoo.networks.policy import mlp_actor_critic
+from deep_rl_zoo.ppo_icm import agent
+
+MOUNTAIN_CAR = gymnasium.spaces.Box(np.array([-1.2, -0.07], np.float32), np.array([0.6, 0.07], np.float32))
+T, N = 6, 2
+
+
+def make_learner(intrinsic_reward_coef=1.0):
+    torch.manual_seed(0)
+    icm = icm_for('classic', MOUNTAIN_CAR, 3) if intrinsic_reward_coef > 0 else None
+    return agent.PpoIcmLearner(
+        mlp_actor_critic(2, 3), icm, icm_learning_rate=1e-3, icm_beta=0.2, icm_eta=0.5, extrinsic_reward_coef=1.0,
+        intrinsic_reward_coef=intrinsic_reward_coef, learning_rate=1e-3, num_epochs=2, num_minibatches=2, clip_epsilon=0.2,
+        clip_value=False, entropy_coef=0.0, value_coef=0.5, gae_lambda=0.95, normalize_advantages=True, max_grad_norm=0.5,
+        total_updates=10, anneal_learning_rate=False, anneal_clip_epsilon=False,
+    )
+
+
+def rollout(seed=0):
+    generator = torch.Generator().manual_seed(seed)
+    discount = torch.full((T, N), 0.99)
+    discount[2, 0] = 0.0  # env 0's episode ends at step 2
+    return {
+        'observation': torch.rand(T, N, 2, generator=generator) - 0.5,
+        'last_observation': torch.rand(N, 2, generator=generator) - 0.5,
+        'action': torch.randint(3, (T, N), generator=generator),
+        'log_prob': torch.full((T, N), -math.log(3.0)),
+        'value': torch.zeros(T + 1, N),
+        'reward': -torch.ones(T, N),
+        'discount': discount,
+        'visited_rooms': torch.zeros(T, N),
+    }
+
+
+def test_intrinsic_reward_is_the_module_error_and_zero_where_the_episode_ended():
+    learner = make_learner()
+    batch = rollout()
+    next_observation = torch.cat([batch['observation'][1:], batch['last_observation'][None]])
+    continues = batch['discount'] > 0
+    rewards = learner.intrinsic_rewards(batch['observation'], next_observation, batch['action'], continues)
+    assert rewards.shape == (T, N)
+    assert rewards[2, 0] == 0.0 and (rewards[continues] > 0).all()
+    with torch.no_grad():
+        output = learner.icm(batch['observation'][4, 1:], next_observation[4, 1:], batch['action'][4, 1:])
+    expected = 0.5 * 0.5 * (output.predicted_features - output.next_features).pow(2).sum()  # eta / 2 * ||error||^2
+    torch.testing.assert_close(rewards[4, 1], expected)
+
+
+def test_update_trains_policy_and_module_and_checkpoints_both():
+    learner = make_learner()
+    network_before = [parameter.clone() for parameter in learner.network.parameters()]
+    icm_before = {name: tensor.clone() for name, tensor in learner.icm.state_dict().items()}
+    learner.update([rollout(0)])
+    assert learner.learner_steps == 1
+    assert any(not torch.equal(a, b) for a, b in zip(network_before, learner.network.parameters()))
+    changed = [name for name, tensor in learner.icm.state_dict().items() if not torch.equal(tensor, icm_before[name])]
+    assert any(name.startswith('encoder.') for name in changed) and any(name.startswith('forward_model.') for name in changed)
+    statistics = learner.learner_statistics()
+    assert statistics['intrinsic_reward'] > 0 and statistics['icm_inverse_loss'] > 0 and statistics['icm_forward_loss'] > 0
+    restored = make_learner()
+    restored.load_state_dict(learner.state_dict())
+    for name, tensor in learner.icm.state_dict().items():
+        torch.testing.assert_close(restored.icm.state_dict()[name], tensor)
+
+
+def test_with_no_curiosity_the_learner_is_plain_ppo_without_a_module():
+    learner = make_learner(intrinsic_reward_coef=0.0)
+    assert learner.icm is None
+    learner.update([rollout(0)])
+    assert 'icm' not in learner.state_dict() and 'intrinsic_reward' not in learner.learner_statistics()
+
+
+def test_concatenate_rollouts_joins_actors_along_environments():
+    first, second = rollout(0), rollout(1)
+    batch = agent.concatenate_rollouts([first, second], torch.device('cpu'))
+    assert batch['observation'].shape == (T, 2 * N, 2) and batch['value'].shape == (T + 1, 2 * N)
+    torch.testing.assert_close(batch['last_observation'], torch.cat([first['last_observation'], second['last_observation']]))
+
+
+class ScriptedMontezuma:
+    """Stands in for a Montezuma VectorEnvironment: scripted rooms after each step and episode ends."""
+
+    num_envs = 2
+    single_observation_space = single_action_space = None
+    frames_per_step = 4
+
+    def __init__(self, rooms, ends):
+        self.rooms, self.ends, self.t = rooms, ends, 0
+        self.current = np.array([1, 1])
+
+    def reset(self):
+        return np.zeros((2, 1))
+
+    def ram_byte(self, address):
+        assert address == gym_env.MONTEZUMA_ROOM_RAM_ADDRESS
+        return self.current
+
+    def step(self, actions):
+        self.current = np.array(self.rooms[self.t])
+        end = np.array(self.ends[self.t])
+        self.t += 1
+        zeros = np.zeros(2, dtype=np.float32)
+        return gym_env.VectorStep(np.zeros((2, 1)), zeros, zeros, end, np.zeros(2, bool), np.zeros(2, bool), np.zeros((2, 1)))
+
+
+def test_room_counter_counts_distinct_rooms_per_episode():
+    # env 0 visits rooms 1, 0, 1, 4 and its episode ends at step 4 (the room read then is the next episode's 1);
+    # env 1 stays in room 1 and ends at step 2.
+    rooms = [(0, 1), (1, 1), (4, 1), (1, 1), (1, 1)]
+    ends = [(False, False), (False, True), (False, False), (True, False), (False, False)]
+    counter = agent.RoomCounter(ScriptedMontezuma(rooms, ends))
+    counter.reset()
+    for _ in range(5):
+        counter.step(np.zeros(2, dtype=np.int64))
+    np.testing.assert_array_equal(counter.take_counts(), [[0, 0], [0, 1], [0, 0], [3, 0], [0, 0]])
+    statistics = agent.RoomStatistics(active=True)
+    statistics.record({'visited_rooms': torch.tensor([[0.0, 0.0], [0.0, 1.0], [3.0, 0.0]])})
+    assert statistics.statistics() == {'visited_rooms_mean': 2.0, 'visited_rooms_max': 3.0}
+    nothing = statistics.statistics()  # nothing finished since: nan, so the results CSV keeps its columns
+    assert list(nothing) == ['visited_rooms_mean', 'visited_rooms_max'] and all(math.isnan(value) for value in nothing.values())
+    inactive = agent.RoomStatistics()  # a run whose actors count no rooms reports none
+    inactive.record({'visited_rooms': torch.tensor([[3.0]])})
+    assert inactive.statistics() == {}

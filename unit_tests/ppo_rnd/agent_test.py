@@ -1,0 +1,78 @@
+"""Tests of PPO-RND's learner (deep_rl_zoo/ppo_rnd/agent.py)."""
+
+import math
+
+import torch
+
+from deep_rl_zoo import gym_env
+from deep_rl_zoo.networks.curiosity import TwoValueActorCritic, policy_torsos, rnd_for
+from deep_rl_zoo.ppo_rnd import agent
+
+T, N = 8, 2
+
+
+def make_learner(num_envs=N):
+    torch.manual_seed(0)
+    torso, value_torso = policy_torsos('classic', (2,))
+    network = TwoValueActorCritic(torso, 3, value_torso)
+    return agent.PpoRndLearner(
+        network, rnd_for('classic', (2,)), num_envs=num_envs, intrinsic_discount=0.99, extrinsic_advantage_coef=2.0,
+        intrinsic_advantage_coef=1.0, rnd_update_proportion=0.5, rnd_learning_rate=1e-3, learning_rate=1e-3, num_epochs=2,
+        num_minibatches=2, clip_epsilon=0.2, clip_value=False, entropy_coef=0.0, value_coef=0.5, gae_lambda=0.95,
+        normalize_advantages=True, max_grad_norm=0.5, total_updates=10, anneal_learning_rate=False, anneal_clip_epsilon=False,
+    )
+
+
+def rollout(seed=0):
+    generator = torch.Generator().manual_seed(seed)
+    return {
+        'observation': torch.rand(T, N, 2, generator=generator),
+        'last_observation': torch.rand(N, 2, generator=generator),
+        'action': torch.randint(3, (T, N), generator=generator),
+        'log_prob': torch.full((T, N), -math.log(3.0)),
+        'value': torch.zeros(T + 1, N),
+        'reward': torch.zeros(T, N),
+        'discount': torch.full((T, N), 0.999),
+        'visited_rooms': torch.zeros(T, N),
+    }
+
+
+def test_update_trains_predictor_and_both_heads_and_keeps_the_target_fixed():
+    learner = make_learner()
+    target_before = {name: tensor.clone() for name, tensor in learner.rnd.target.state_dict().items()}
+    predictor_before = [parameter.clone() for parameter in learner.rnd.predictor.parameters()]
+    head_before = learner.network.intrinsic_value_head.weight.clone()
+    batch = rollout()
+    learner.update([batch])
+    for name, tensor in learner.rnd.target.state_dict().items():
+        assert torch.equal(tensor, target_before[name])
+    assert any(not torch.equal(a, b) for a, b in zip(predictor_before, learner.rnd.predictor.parameters()))
+    assert not torch.equal(head_before, learner.network.intrinsic_value_head.weight)
+    # The normaliser saw the batch's next observations, x_1 ... x_T: T x N of them.
+    assert learner.rnd.observation_normalizer.count.item() == T * N
+    next_observations = torch.cat([batch['observation'][1:], batch['last_observation'][None]]).flatten(0, 1)
+    torch.testing.assert_close(learner.rnd.observation_normalizer.mean, next_observations.mean(0))
+    statistics = learner.learner_statistics()
+    assert statistics['rnd_error'] > 0 and statistics['intrinsic_reward'] > 0 and 'intrinsic_value_loss' in statistics
+
+
+def test_intrinsic_reward_normaliser_carries_its_returns_across_updates_and_checkpoints():
+    learner = make_learner()
+    learner.update([rollout(0)])
+    returns_after_one = learner.reward_normalizer.returns.clone()
+    assert (returns_after_one > 0).all()
+    restored = make_learner()
+    restored.load_state_dict(learner.state_dict())
+    torch.testing.assert_close(restored.reward_normalizer.returns, returns_after_one)
+    torch.testing.assert_close(restored.rnd.observation_normalizer.mean, learner.rnd.observation_normalizer.mean)
+    assert restored.reward_normalizer.count == learner.reward_normalizer.count == T * N + 1e-8
+
+
+def test_observation_normaliser_starts_from_random_steps():
+    with gym_env.create_vector_env('minigrid', 'MiniGrid-DoorKey-5x5-v0', 2, seed=5) as env:
+        rnd = rnd_for('minigrid', env.single_observation_space.shape)
+        agent.initialize_observation_normalizer(rnd, env, num_steps=100, seed=5)
+    assert rnd.observation_normalizer.count.item() == 100  # 50 steps of 2 environments
+    assert (rnd.observation_normalizer.var > 0).any()
+    normalized = rnd.observation_normalizer(torch.full((1, 3 * 7 * 7), 255.0))
+    assert normalized.max().item() == 5.0  # clipped to [-5, 5]
