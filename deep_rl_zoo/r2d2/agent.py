@@ -1,0 +1,393 @@
+"""R2D2: "Recurrent Experience Replay in Distributed Reinforcement Learning" (Kapturowski et al. 2019).
+
+Actor processes never wait for the learner (the asynchronous mode of `main_loop.run_actors_and_learner`). Each steps
+a vector of environments with its copy of a recurrent dueling Q network (`networks.recurrent_value`), epsilon-greedy
+with a fixed epsilon per environment from the Ape-X ladder (Horgan et al. 2018): environment i of all N acts with
+epsilon_i = 0.4^(1 + 7 i / (N - 1)) (Ape-X's actors are our environments; one environment of one actor acts with
+0.4). The LSTM state advances on every step, random ones included, and is zeroed at episode starts. A rollout is
+`actor_update_interval` steps per environment: the steps and the LSTM state before each, written to shared memory;
+between rollouts the actor takes the newest parameters (the paper pulls them every 400 steps).
+
+The learner adds each rollout's steps to one prioritized replay of sequences (`replay.PrioritizedSequenceReplay`),
+one stream per actor environment: sequences of burn_in + unroll_length steps, starting ceil(unroll_length / 2) steps
+apart within an episode (the paper: 80 steps, overlapping by 40), padded at an episode's end without repeating the
+overlap, each with the actor's stored LSTM state before its first step (section 3, "stored state"). Once the replay
+holds `min_replay_size` sequences it takes one gradient step per `learn_interval` env steps added:
+
+1. draw B sequences with probability p^alpha / sum p^alpha, importance weights w = (N P)^-beta / max w;
+2. unroll the online network from the stored states over the sequences and the observation after their last step;
+   the first burn_in steps only warm the state up (no gradient flows into the stored state through them, and they
+   are not learned) in sequences that start mid-episode; a sequence that starts an episode learns every step (its
+   zero state is exact). The target network unrolls the same way, without gradient;
+3. targets y_t: transformed n-step double-Q (`transformed_returns.transformed_n_step_q_targets`: h^-1 of the target
+   network's value of the online argmax, n-step discounted, back through h);
+4. loss: mean over sequences of w_b * mean over the learned steps of 0.5 (y_t - Q(s_t, a_t))^2; Adam, gradient norm
+   clipped;
+5. new priorities eta max_t |delta_t| + (1 - eta) mean_t |delta_t| (`transformed_returns.sequence_priorities`);
+6. every `target_network_update_interval` gradient steps the target network is copied from the online one.
+
+Time-limit truncations are bootstrapped from the observation that ended the episode; terminals (and lost lives with
+--terminal_on_life_loss) are not. Checkpoints hold the replay only with --save_replay; otherwise a resumed run refills
+it before it learns again.
+"""
+
+from typing import Any, Callable
+
+import numpy as np
+import torch
+from torch import nn
+
+from deep_rl_zoo import main_loop, trackers, transformed_returns
+from deep_rl_zoo import replay as replay_lib
+from deep_rl_zoo.drqn.agent import pad_first
+from deep_rl_zoo.greedy_actors import RecurrentEpsilonGreedyActor, as_tensor
+from deep_rl_zoo.gym_env import VectorEnvironment
+from deep_rl_zoo.networks.recurrent_value import (
+    RecurrentDuelingQNetwork,
+    mlp_recurrent_dueling_q_network,
+    nature_cnn_recurrent_dueling_q_network,
+)
+from deep_rl_zoo.replay_agent import frozen_copy
+from deep_rl_zoo.rollouts import transition_spec
+from deep_rl_zoo.schedule import LinearSchedule
+from deep_rl_zoo.trackers import EpisodeTracker
+
+
+def apex_epsilons(num_actors: int, base: float = 0.4, alpha: float = 7.0) -> np.ndarray:
+    """Ape-X's exploration ladder (Horgan et al. 2018, section 4.1): actor i of N acts with base^(1 + alpha i / (N - 1)),
+    [N] float64; a single actor acts with `base`."""
+    if num_actors < 1:
+        raise ValueError(f'num_actors must be >= 1, got {num_actors}')
+    if num_actors == 1:
+        return np.array([base])
+    return base ** (1.0 + alpha * np.arange(num_actors) / (num_actors - 1))
+
+
+def rollout_spec(steps: int) -> Callable[..., dict[str, tuple[tuple[int, ...], torch.dtype]]]:
+    """The spec function (env, num_envs, _) -> shapes of an `R2d2Actor`'s buffer for rollouts of `steps` steps per
+    environment (`actor_update_interval`; the core's third argument, the learned sequence length, is not the rollout
+    length here): `rollouts.transition_spec`, the LSTM state (h, c) before each step ('recurrent_state' [T, N,
+    2 * lstm_size]) and the index of the actor's first environment among all of the run ('first_stream' [1])."""
+
+    def spec(env: VectorEnvironment, num_envs: int, unroll_length: int) -> dict[str, tuple[tuple[int, ...], torch.dtype]]:
+        return {
+            **transition_spec(env, num_envs, steps),
+            'recurrent_state': ((steps, num_envs, 2 * lstm_size(env)), torch.float32),
+            'first_stream': ((1,), torch.int64),
+        }
+
+    return spec
+
+
+class R2d2Actor:
+    """Steps a vector of environments epsilon-greedily (one epsilon per environment) with a recurrent Q network and
+    writes `unroll_length` steps per environment per `collect` (see `rollout_spec`)."""
+
+    def __init__(
+        self,
+        network: nn.Module,
+        env: VectorEnvironment,
+        unroll_length: int,
+        epsilons: np.ndarray,
+        first_stream: int,
+        terminal_on_life_loss: bool,
+        seed: int,
+        device: torch.device = torch.device('cpu'),
+    ):
+        if len(epsilons) != env.num_envs:
+            raise ValueError(f'one epsilon per environment: got {len(epsilons)} for {env.num_envs} environments')
+        self.network = network.to(device)
+        self.env = env
+        self.unroll_length = unroll_length
+        self.first_stream = first_stream
+        self.terminal_on_life_loss = terminal_on_life_loss
+        self.policy = RecurrentEpsilonGreedyActor(self.network, np.asarray(epsilons, np.float64), seed, device)
+        self._episodes = EpisodeTracker(env.num_envs)
+        self._observation = env.reset()
+        self._starts_episode = np.ones(env.num_envs, bool)
+
+    def _state_before_step(self) -> np.ndarray:
+        """The (h, c) the next step starts from, [N, 2 * hidden_size]: zeros where an episode starts."""
+        if self.policy.state is None:
+            return np.zeros((self.env.num_envs, 2 * self.network.hidden_size), np.float32)
+        state = torch.cat(self.policy.state, dim=1).cpu().numpy()
+        state[self._starts_episode] = 0.0
+        return state
+
+    @torch.no_grad()
+    def collect(self, buffer: dict[str, torch.Tensor]) -> list[tuple[float, int]]:
+        finished: list[tuple[float, int]] = []
+        buffer['first_stream'].fill_(self.first_stream)
+        for t in range(self.unroll_length):
+            buffer['recurrent_state'][t] = torch.from_numpy(self._state_before_step())
+            action = self.policy.act(self._observation)
+            step = self.env.step(action)
+            self.policy.observe(action, step)
+            episode_end = step.terminated | step.truncated
+            buffer['observation'][t] = torch.from_numpy(np.asarray(self._observation))
+            buffer['action'][t] = torch.from_numpy(action)
+            buffer['reward'][t] = torch.from_numpy(step.reward.astype(np.float32))
+            buffer['terminal'][t] = torch.from_numpy(step.terminated | (step.life_loss & self.terminal_on_life_loss))
+            buffer['episode_end'][t] = torch.from_numpy(episode_end)
+            buffer['final_observation'][t] = torch.from_numpy(np.asarray(step.final_observation))
+            finished += self._episodes.step(step.raw_reward, episode_end)
+            self._observation = step.observation
+            self._starts_episode = episode_end
+        return finished
+
+
+def unroll_with_burn_in(
+    network: nn.Module, observation: torch.Tensor, state: tuple[torch.Tensor, torch.Tensor], first: torch.Tensor, burn_in: int
+) -> torch.Tensor:
+    """Q-values [T, B, A] of `network` unrolled from `state` over `observation` [T, B, ...]; the state after the first
+    `burn_in` steps is detached in sequences that do not start an episode (`first[0]` False), so no gradient reaches
+    their stored state through the warm-up (R2D2's burn-in)."""
+    if burn_in == 0:
+        return network(observation, state, first)[0]
+    q_burn_in, state = network(observation[:burn_in], state, first[:burn_in])
+    starts_episode = first[0].unsqueeze(1)
+    state = tuple(torch.where(starts_episode, part, part.detach()) for part in state)
+    q_rest, _ = network(observation[burn_in:], state, first[burn_in:])
+    return torch.cat([q_burn_in, q_rest])
+
+
+class R2d2Learner:
+    """The learner: adds the actors' steps to the prioritized sequence replay and takes the gradient steps they are
+    owed (see the module docstring). `learner_steps` counts gradient steps; `update` is one call of the core."""
+
+    agent_name = 'R2D2'
+
+    def __init__(
+        self,
+        network: RecurrentDuelingQNetwork,
+        replay: replay_lib.PrioritizedSequenceReplay,
+        *,
+        learning_rate: float,
+        adam_eps: float,
+        batch_size: int,
+        min_replay_size: int,
+        learn_interval: int,
+        target_network_update_interval: int,
+        burn_in: int,
+        n_step: int,
+        priority_eta: float,
+        value_rescaling_eps: float,
+        importance_sampling_exponent: LinearSchedule,
+        max_grad_norm: float,
+        device: torch.device = torch.device('cpu'),
+    ):
+        self.network = network.to(device)
+        self.target_network = frozen_copy(self.network)
+        self.optimizer = torch.optim.Adam(self.network.parameters(), lr=learning_rate, eps=adam_eps)
+        self.replay = replay
+        self.batch_size = batch_size
+        self.min_replay_size = min_replay_size
+        self.learn_interval = learn_interval
+        self.target_network_update_interval = target_network_update_interval
+        self.burn_in = burn_in
+        self.n_step = n_step
+        self.priority_eta = priority_eta
+        self.value_rescaling_eps = value_rescaling_eps
+        self.importance_sampling_exponent = importance_sampling_exponent
+        self.max_grad_norm = max_grad_norm
+        self.device = device
+        self.env_steps = 0  # steps added to replay
+        self.learning_env_steps = 0  # steps added while the replay held min_replay_size sequences
+        self.learner_steps = 0
+        self.statistics = trackers.LearnerStatistics()
+
+    def update(self, buffers: list[dict[str, torch.Tensor]]) -> None:
+        """Adds each rollout's steps to its environments' replay streams, then takes the gradient steps owed: one per
+        `learn_interval` env steps added since the replay first held `min_replay_size` sequences."""
+        for buffer in buffers:
+            fields = {name: tensor.numpy() for name, tensor in buffer.items()}
+            num_steps, num_envs = fields['reward'].shape
+            streams = int(fields['first_stream'][0]) + np.arange(num_envs)
+            for t in range(num_steps):
+                self.replay.add(
+                    fields['observation'][t],
+                    fields['action'][t],
+                    fields['reward'][t],
+                    fields['terminal'][t],
+                    fields['episode_end'][t],
+                    fields['final_observation'][t],
+                    recurrent_state=fields['recurrent_state'][t],
+                    streams=streams,
+                )
+                self.env_steps += num_envs
+                if self.replay.num_sequences >= self.min_replay_size:
+                    self.learning_env_steps += num_envs
+        while self.learner_steps < self.learning_env_steps // self.learn_interval:
+            self.learn()
+
+    def learn(self) -> None:
+        """One gradient step on a prioritized batch of sequences (steps 1-6 of the module docstring)."""
+        sample = self.replay.sample_prioritized(self.batch_size, self.importance_sampling_exponent(self.env_steps))
+        sequences = sample.sequences
+
+        def time_major(array: np.ndarray) -> torch.Tensor:
+            return as_tensor(array, self.device).transpose(0, 1)
+
+        observation, action = time_major(sequences.observation), time_major(sequences.action).long()
+        reward, discount, first, mask = (time_major(field) for field in (sequences.reward, sequences.discount, sequences.first, sequences.mask))
+        state = tuple(as_tensor(sequences.initial_state, self.device).chunk(2, dim=1))
+        first_all = pad_first(first)
+        num_steps = action.shape[0]
+
+        q_all = unroll_with_burn_in(self.network, observation, state, first_all, self.burn_in)  # [T + 1, B, A]
+        with torch.no_grad():
+            q_target, _ = self.target_network(observation, state, first_all)
+            targets = transformed_returns.transformed_n_step_q_targets(
+                q_all.detach(), q_target, reward, discount, mask, self.n_step, self.value_rescaling_eps
+            )
+        q_taken = q_all[:num_steps].gather(-1, action.unsqueeze(-1)).squeeze(-1)
+        td_error = targets - q_taken
+        learned = mask & ((torch.arange(num_steps, device=self.device) >= self.burn_in)[:, None] | first[0])
+        weights = learned.float()
+        sequence_loss = (0.5 * td_error**2 * weights).sum(dim=0) / weights.sum(dim=0).clamp(min=1.0)
+        importance_weights = as_tensor(sample.weights, self.device)
+        loss = (importance_weights * sequence_loss).mean()
+
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        grad_norm = nn.utils.clip_grad_norm_(self.network.parameters(), self.max_grad_norm if self.max_grad_norm > 0 else float('inf'))
+        self.optimizer.step()
+        priorities = transformed_returns.sequence_priorities(td_error.detach(), learned, self.priority_eta)
+        self.replay.update_priorities(sample.keys, priorities.cpu().numpy())
+        self.learner_steps += 1
+        if self.learner_steps % self.target_network_update_interval == 0:
+            self.target_network.load_state_dict(self.network.state_dict())
+        self.statistics.record(
+            loss=loss.detach(),
+            mean_q=q_taken.detach()[learned].mean(),
+            priority_mean=priorities.mean(),
+            importance_weight_min=float(sample.weights.min()),
+            grad_norm=grad_norm,
+        )
+
+    def learner_statistics(self) -> dict[str, float]:
+        return self.statistics.means()
+
+    def agent_statistics(self) -> dict[str, float]:
+        """Replay size in sequences and its memory: per sequence, and for a full replay (MiB)."""
+        per_sequence = self.replay.bytes_per_sequence()
+        return {
+            'replay_sequences': float(self.replay.num_sequences),
+            'replay_bytes_per_sequence': per_sequence,
+            'replay_full_mib': per_sequence * self.replay.capacity / 2**20,
+        }
+
+    def state_dict(self) -> dict[str, Any]:
+        """Networks, optimizer and counters (the replay is saved beside them only with --save_replay)."""
+        return {
+            'network': self.network.state_dict(),
+            'target_network': self.target_network.state_dict(),
+            'optimizer': self.optimizer.state_dict(),
+            'env_steps': self.env_steps,
+            'learning_env_steps': self.learning_env_steps,
+            'learner_steps': self.learner_steps,
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.network.load_state_dict(state['network'])
+        self.target_network.load_state_dict(state['target_network'])
+        self.optimizer.load_state_dict(state['optimizer'])
+        self.env_steps = int(state['env_steps'])
+        self.learning_env_steps = int(state['learning_env_steps'])
+        self.learner_steps = int(state['learner_steps'])
+
+
+def lstm_size(env: VectorEnvironment) -> int:
+    """The LSTM units of `make_network`'s network for `env`: 512 for Atari frames (the paper's), 128 for vectors."""
+    return 512 if len(env.single_observation_space.shape) == 3 else 128
+
+
+def make_network(env: VectorEnvironment, values: dict[str, Any]) -> RecurrentDuelingQNetwork:
+    """The paper's network for Atari frames (Nature CNN, 512-unit LSTM, dueling head); an MLP version for vectors."""
+    observation_shape, num_actions = env.single_observation_space.shape, int(env.single_action_space.n)
+    if len(observation_shape) == 3:
+        return nature_cnn_recurrent_dueling_q_network(num_actions, observation_shape[0])
+    return mlp_recurrent_dueling_q_network(observation_shape[0], num_actions, lstm_size(env))
+
+
+def sequence_layout(values: dict[str, Any]) -> tuple[int, int]:
+    """(sequence length, overlap): burn_in + unroll_length steps; consecutive sequences of an episode start
+    ceil(unroll_length / 2) steps apart, so their learned parts overlap by half (the paper's 80 steps, 40 apart)."""
+    return values['burn_in'] + values['unroll_length'], values['burn_in'] + values['unroll_length'] // 2
+
+
+def build_learner(network: nn.Module, values: dict[str, Any], total_updates: int, device: torch.device) -> R2d2Learner:
+    """An R2D2 learner from the run's flag values (`flags.define_r2d2`); its replay has one stream per actor
+    environment and is shaped by one throwaway environment (`total_updates` is unused: no schedule counts updates)."""
+    if values['min_replay_size'] > values['replay_capacity']:
+        raise ValueError(f'--min_replay_size ({values["min_replay_size"]}) must be at most --replay_capacity ({values["replay_capacity"]}) (both in sequences)')
+    env = main_loop.create_environment(values['environment_kind'], values, 1, values['seed'])
+    observation_space = env.single_observation_space
+    env.close()
+    sequence_length, overlap = sequence_layout(values)
+    replay = replay_lib.PrioritizedSequenceReplay(
+        priority_exponent=values['priority_exponent'],
+        priority_eps=values['priority_eps'],
+        capacity=values['replay_capacity'],
+        sequence_length=sequence_length,
+        overlap=overlap,
+        observation_shape=observation_space.shape,
+        observation_dtype=observation_space.dtype,
+        discount=values['discount'],
+        num_streams=values['num_actors'] * values['num_envs_per_actor'],
+        compress=values['compress_replay'],
+        seed=values['seed'],
+        state_size=2 * network.hidden_size,
+    )
+    # Compressed observations count only once stored: add their raw size to the empty replay's figure.
+    observation_bytes = (sequence_length + 1) * int(np.prod(observation_space.shape)) * observation_space.dtype.itemsize
+    raw = replay.bytes_per_sequence() + (observation_bytes if values['compress_replay'] else 0)
+    print(
+        f'R2D2 replay: {values["replay_capacity"]} sequences of {sequence_length} steps, {raw / 1024:.1f} KiB each uncompressed '
+        f'({raw * values["replay_capacity"] / 2**30:.2f} GiB full){"; snappy-compressed (logged as replay_bytes_per_sequence)" if values["compress_replay"] else ""}',
+        flush=True,
+    )
+    return R2d2Learner(
+        network,
+        replay,
+        learning_rate=values['learning_rate'],
+        adam_eps=values['adam_eps'],
+        batch_size=values['batch_size'],
+        min_replay_size=values['min_replay_size'],
+        learn_interval=values['learn_interval'],
+        target_network_update_interval=values['target_network_update_interval'],
+        burn_in=values['burn_in'],
+        n_step=values['n_step'],
+        priority_eta=values['priority_eta'],
+        value_rescaling_eps=values['value_rescaling_eps'],
+        importance_sampling_exponent=LinearSchedule(
+            values['importance_sampling_exponent_begin_value'],
+            values['importance_sampling_exponent_end_value'],
+            values['importance_sampling_exponent_decay_step'],
+        ),
+        max_grad_norm=values['max_grad_norm'],
+        device=device,
+    )
+
+
+def build_actor(network: nn.Module, env: VectorEnvironment, values: dict[str, Any], seed: int, device: torch.device) -> R2d2Actor:
+    """Actor of the run's flag values. `main_loop`'s actor factory seeds environment j of actor i with seed + i *
+    num_envs_per_actor + j, so `seed - values['seed']` is the index of this actor's first environment among all of
+    the run: its replay stream and its rung on the epsilon ladder."""
+    first_stream = seed - values['seed']
+    epsilons = apex_epsilons(values['num_actors'] * values['num_envs_per_actor'], values['exploration_epsilon_base'], values['exploration_epsilon_alpha'])
+    return R2d2Actor(
+        network, env, values['actor_update_interval'], epsilons[first_stream : first_stream + env.num_envs], first_stream,
+        values.get('terminal_on_life_loss', False), seed, device,
+    )  # fmt: skip
+
+
+def train(kind: str) -> None:
+    """Entry point of R2D2's run scripts: asynchronous actors, the learner with its replay, iterations."""
+    from deep_rl_zoo import flags
+
+    values = flags.flag_values()
+    main_loop.train_actors_and_learner(
+        kind, make_network, build_learner, build_actor, rollout_spec(values['actor_update_interval']), asynchronous=True,
+        make_eval_actor=lambda network, device: RecurrentEpsilonGreedyActor(network, values['eval_exploration_epsilon'], values['seed'], device),
+    )  # fmt: skip

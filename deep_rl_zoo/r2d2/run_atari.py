@@ -1,0 +1,52 @@
+"""Train R2D2 on Atari with the paper's hyperparameters where this machine allows (Kapturowski et al. 2019, section 2
+and appendix): sequences of 80 learned steps after a burn-in of 40, starting 40 steps apart; n = 5; discount 0.997;
+Adam (lr 1e-4, eps 1e-3); batches of 64 sequences; priority exponent 0.9, eta 0.9; target network copied every 2,500
+gradient steps; actors take new parameters every 400 steps; unclipped rewards through the value rescaling h; no
+life-loss terminals. The paper's text reports no benefit from importance weighting and leaves it out:
+--importance_sampling_exponent_begin_value=0 --importance_sampling_exponent_end_value=0 does the same; the default
+weights with beta 0.6. On 2 cores: 2 actor processes of 4 environments instead of 256 actors, and a replay of 20,000
+sequences (memory per sequence printed at the start and logged as replay_bytes_per_sequence), snappy-compressed.
+
+    python -m deep_rl_zoo.r2d2.run_atari --environment_name=Pong
+"""
+
+from deep_rl_zoo import flags
+from deep_rl_zoo.r2d2 import agent
+
+flags.define_common('Pong', atari=True)
+flags.define_distributed(num_actors=2, num_envs_per_actor=4)
+flags.define_asynchronous(batch_rollouts=1, max_policy_lag=1_000_000)  # replay is off-policy anyway: drop nothing
+flags.define_r2d2()
+flags.set_defaults(
+    num_iterations=50,
+    num_train_steps=250_000,
+    num_eval_steps=27_000,
+    learning_rate=1e-4,
+    adam_eps=1e-3,
+    max_grad_norm=40.0,
+    discount=0.997,
+    unroll_length=80,
+    burn_in=40,
+    n_step=5,
+    replay_capacity=20_000,
+    min_replay_size=500,
+    compress_replay=True,
+    batch_size=64,
+    learn_interval=80,
+    target_network_update_interval=2_500,
+    actor_update_interval=400,
+    importance_sampling_exponent_begin_value=0.6,
+    importance_sampling_exponent_end_value=0.6,
+    priority_exponent=0.9,
+    clip_reward=False,
+    terminal_on_life_loss=False,
+    learner_threads=2,
+)
+
+
+def main() -> None:
+    agent.train('atari')
+
+
+if __name__ == '__main__':
+    flags.run(main)
