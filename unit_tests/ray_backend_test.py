@@ -1,0 +1,346 @@
+"""The Ray backend (`--backend=ray`, deep_rl_zoo/ray_backend.py) on this machine only.
+
+One Ray cluster of two nodes of one CPU each, simulated here with `ray.cluster_utils.Cluster`, is shared by the
+tests of this module (Ray starts slowly on 2 cores). It lives in its own short temporary directory (Ray's socket
+paths are limited to 107 characters), with token authentication disabled for it only (`RAY_AUTH_MODE=disabled`);
+`RAY_TMPDIR` points there, so `--ray_address=auto` finds it. On it: a pool in this process, whose actors must return
+exactly the rollouts local actors make (PPO, and A2C's gradient variant with its bfloat16 gradients), with one put
+into the object store per parameter version; the users' run scripts as subprocesses: PPO learns CartPole-v1 with
+one actor on each node, and a run survives one of its actor processes being killed. Last, an asynchronous run
+(IMPALA) that started a Ray instance of its own ends it, and every process of it, on Ctrl-C.
+"""
+
+import contextlib
+import csv
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+import pytest
+import ray
+import torch
+from ray import cluster_utils
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+from torch.nn.utils import parameters_to_vector, vector_to_parameters
+
+from deep_rl_zoo import checkpoint, main_loop, ray_backend, rollouts, trackers
+from deep_rl_zoo.a2c import agent as a2c_agent
+from deep_rl_zoo.ppo import agent as ppo_agent
+from unit_tests.helpers import REPO_ROOT, TRACEBACK, python_executable, run_module, stderr_lines
+
+QUIET = ('--nouse_tensorboard', '--noprogress', '--learner_threads=1')
+PLACEMENT = re.compile(r'^Ray: (\d+) actor\(s\) on (\d+) node\(s\): (.*)$', re.M)
+SHUTDOWN_SECONDS = 5.0
+
+
+@contextlib.contextmanager
+def environment(**variables):
+    """Sets environment variables for the block (inherited by the processes started in it), then restores them."""
+    saved = {name: os.environ.get(name) for name in variables}
+    os.environ.update(variables)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def ray_environment(temp_dir):
+    """A test Ray instance's variables: its own directory, no authentication, and the repository importable by its
+    workers (a run's actors unpickle the run's actor factory there)."""
+    python_path = REPO_ROOT + (os.pathsep + os.environ['PYTHONPATH'] if os.environ.get('PYTHONPATH') else '')
+    return {'RAY_AUTH_MODE': 'disabled', 'RAY_TMPDIR': temp_dir, 'PYTHONPATH': python_path}
+
+
+@pytest.fixture(scope='module')
+def cluster():
+    temp_dir = tempfile.mkdtemp(prefix='ray-', dir='/tmp')
+    with environment(**ray_environment(temp_dir)):
+        two_nodes = cluster_utils.Cluster(initialize_head=True, head_node_args={'num_cpus': 1})
+        try:
+            two_nodes.add_node(num_cpus=1)
+            two_nodes.wait_for_nodes()
+            yield two_nodes
+        finally:
+            ray.shutdown()  # this process's connection, if a test made one
+            two_nodes.shutdown()
+            shutil.rmtree(temp_dir, ignore_errors=True)
+
+
+def read_csv(path):
+    with open(path, newline='') as file:
+        return list(csv.DictReader(file))
+
+
+def placement(stdout):
+    """{actor id: pid} and the number of nodes, from the pool's start-up line."""
+    match = PLACEMENT.search(stdout)
+    assert match, stdout
+    pids = {int(actor): int(pid) for actor, pid in re.findall(r'actor (\d+) on node \S+ \([^,]+, pid (\d+)\)', match.group(3))}
+    assert len(pids) == int(match.group(1))
+    return pids, int(match.group(2))
+
+
+# --- transport -----------------------------------------------------------------------------------------------------
+
+
+def test_rollout_arrays_travel_as_numpy_and_come_back_with_their_exact_dtype():
+    values = {
+        'observation': torch.tensor([[0, 7, 255]], dtype=torch.uint8),
+        'action': torch.tensor([1, 0], dtype=torch.int64),
+        'terminal': torch.tensor([True, False]),
+        'reward': torch.tensor([0.5, -1.25]),
+        'gradient': torch.tensor([1.0, -3.140625, 1e-3], dtype=torch.bfloat16),  # A2C's compressed gradients
+    }
+    for name, tensor in values.items():
+        array = ray_backend._to_numpy(tensor)
+        assert array.nbytes == tensor.numel() * tensor.element_size(), name
+        restored = ray_backend._to_tensor(array, tensor.dtype)
+        assert restored.dtype == tensor.dtype and torch.equal(restored, tensor), name
+
+
+class NoStop:
+    """A stop request that never comes (the pool's `receive` polls it)."""
+
+    def __bool__(self):
+        return False
+
+
+VALUES = {
+    'environment_name': 'CartPole-v1', 'seed': 4, 'num_envs_per_actor': 2, 'unroll_length': 5, 'discount': 0.99, 'scale_rewards': False,
+    'value_coef': 0.5, 'entropy_coef': 0.01, 'gae_lambda': 1.0, 'gradient_compression': 'bfloat16',
+    'ray_num_cpus_per_actor': 1.0, 'ray_num_gpus_per_actor': 0.0,
+}  # fmt: skip
+# agent: (its network, its actor, its rollout spec); A2C's gradient variant adds a bfloat16 gradient to each rollout.
+AGENTS = {
+    'PPO': (ppo_agent.make_network, ppo_agent.build_actor, rollouts.rollout_spec),
+    'A2C-grad': (a2c_agent.make_network, a2c_agent.build_gradient_actor, a2c_agent.gradient_rollout_spec(VALUES)),
+}
+
+
+@pytest.mark.parametrize('agent', list(AGENTS))
+def test_each_version_is_put_once_for_all_actors_and_their_rollouts_are_those_of_local_actors(cluster, monkeypatch, agent):
+    """A synchronous pool of 2 actors in this process: 3 parameter versions are 3 puts into the object store, and every
+    rollout is exactly what the same actor built here collects with the same parameters."""
+    if not ray.is_initialized():
+        ray.init(address=cluster.address)
+    make_network, build_actor, rollout_spec = AGENTS[agent]
+    values = {**VALUES, 'ray_address': cluster.address}
+    make_actor = main_loop._ActorFactory('classic', values, make_network, build_actor)
+    local_actors, generator_states = [], []  # each actor seeds torch's global generator: one state each, as in processes
+    for actor_id in range(2):
+        local_actors.append(make_actor(actor_id, torch.device('cpu')))
+        generator_states.append(torch.get_rng_state())
+    env = getattr(local_actors[0], 'rollout_actor', local_actors[0]).env  # a gradient actor wraps a rollout actor
+    spec = rollout_spec(env, 2, 5)
+    learner_network = make_network(env, values)
+    puts = []
+    put = ray.put
+    monkeypatch.setattr(ray, 'put', lambda value: puts.append(type(value).__name__) or put(value))
+    pool = ray_backend.RayActorPool(make_actor, spec, 2, 1, values, log_statistics=lambda statistics: None)
+    try:
+        pool.start()
+        for version in (1, 2, 3):
+            with torch.no_grad():
+                for parameter in learner_network.parameters():
+                    parameter.add_(0.1 * version)
+            assert pool.parameters.publish(learner_network) == version
+            received = [pool.receive(NoStop()) for _ in range(2)]
+            assert sorted((rollout.actor_id, rollout.version) for rollout in received) == [(0, version), (1, version)]
+            for rollout in received:
+                local = local_actors[rollout.actor_id]
+                # As a local actor process loads them (distributed.SharedParameters.copy_to): views of one vector.
+                vector_to_parameters(parameters_to_vector(learner_network.parameters()).detach().clone(), local.network.parameters())
+                buffer = {name: torch.empty(shape, dtype=dtype) for name, (shape, dtype) in spec.items()}
+                torch.set_rng_state(generator_states[rollout.actor_id])
+                assert rollout.finished == local.collect(buffer)
+                generator_states[rollout.actor_id] = torch.get_rng_state()
+                for name, tensor in buffer.items():
+                    assert pool.buffer(rollout)[name].dtype == tensor.dtype and torch.equal(pool.buffer(rollout)[name], tensor), name
+    finally:
+        pool.stop()
+    assert puts == ['ndarray'] * 3
+
+
+# --- flags ---------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    'flags, message',
+    [
+        (('--backend=ray', '--ray_address=head-node'), 'error: flag --ray_address=head-node: must be "" (start a Ray instance), "auto" or HOST:PORT'),
+        (('--ray_address=auto',), '--ray_address needs --backend=ray'),
+    ],
+)
+def test_bad_ray_flags_end_with_one_line_naming_the_flag(flags, message):
+    proc = run_module('deep_rl_zoo.ppo.run_classic', *QUIET, *flags)
+    assert proc.returncode == 1
+    assert TRACEBACK not in proc.stderr
+    assert message in stderr_lines(proc)[-1]
+
+
+def test_without_ray_one_line_tells_how_to_install_it(tmp_path, monkeypatch):
+    # A site customisation on the child's path hides the installed Ray from it, as if it were not installed.
+    (tmp_path / 'sitecustomize.py').write_text("import sys\nsys.modules['ray'] = None\n")
+    monkeypatch.setenv('PYTHONPATH', str(tmp_path))
+    proc = run_module(
+        'deep_rl_zoo.ppo.run_classic', *QUIET, '--backend=ray', '--num_iterations=1', '--num_train_steps=64', '--num_eval_steps=0',
+        f'--checkpoint_dir={tmp_path}', cwd=str(tmp_path),
+    )  # fmt: skip
+    assert proc.returncode == 1
+    assert stderr_lines(proc) == ['error: flag --backend=ray: Ray is not installed; install it with: pip install -r requirements-ray.txt']
+    assert set(os.listdir(tmp_path)) <= {'sitecustomize.py', '__pycache__'}  # nothing started, nothing written
+
+
+def test_more_actors_than_the_cluster_can_place_end_with_one_line(cluster, tmp_path):
+    proc = run_module(
+        'deep_rl_zoo.ppo.run_classic', *QUIET, '--backend=ray', f'--ray_address={cluster.address}', '--num_actors=3', f'--checkpoint_dir={tmp_path}',
+        cwd=str(tmp_path),
+    )
+    assert proc.returncode == 1
+    assert TRACEBACK not in proc.stderr
+    assert stderr_lines(proc)[-1] == (
+        'error: --num_actors=3 x --ray_num_cpus_per_actor=1 needs 3 CPUs but the Ray cluster has 2: '
+        'use fewer actors, lower --ray_num_cpus_per_actor, or add nodes (`ray start --address=...`)'
+    )
+
+
+# --- runs on the two-node cluster ----------------------------------------------------------------------------------
+
+
+def test_ppo_learns_cartpole_with_one_actor_on_each_node(cluster, tmp_path):
+    checkpoint_dir = tmp_path / 'checkpoints'
+    proc = run_module(
+        'deep_rl_zoo.ppo.run_classic', *QUIET, '--backend=ray', '--ray_address=auto', '--environment_name=CartPole-v1',
+        '--num_actors=2', '--num_envs_per_actor=4', '--num_iterations=1', '--num_train_steps=50000', '--num_eval_steps=2500', '--seed=1',
+        f'--checkpoint_dir={checkpoint_dir}', cwd=str(tmp_path), timeout=150,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    _, num_nodes = placement(proc.stdout)
+    assert num_nodes == 2
+    rows = read_csv(checkpoint_dir / 'PPO_CartPole-v1_results.csv')
+    assert [int(row['env_steps']) for row in rows] == [50176]  # 196 updates of 2 actors x 4 envs x 32 steps
+    final = float(rows[-1]['eval_episode_return'])
+    assert final >= 475, rows
+
+
+def test_a_run_survives_a_killed_actor_process_and_counts_the_restart(cluster, tmp_path):
+    """Synchronous PPO: the learner needs the killed actor's next rollout, so the run goes on only if Ray restarts it
+    and runs its lost call again."""
+    checkpoint_dir, runs_dir = tmp_path / 'checkpoints', tmp_path / 'runs'
+    stdout_path, stderr_path = tmp_path / 'stdout.txt', tmp_path / 'stderr.txt'
+    command = [
+        python_executable(), '-m', 'deep_rl_zoo.ppo.run_classic', '--noprogress', '--learner_threads=1', '--backend=ray',
+        f'--ray_address={cluster.address}', '--restart_actors', '--environment_name=CartPole-v1', '--num_actors=2',
+        '--num_envs_per_actor=2', '--unroll_length=16', '--num_train_steps=640', '--num_iterations=2', '--num_eval_steps=10',
+        f'--checkpoint_dir={checkpoint_dir}', f'--runs_dir={runs_dir}',
+    ]  # fmt: skip
+    environment_variables = dict(os.environ, PYTHONPATH=REPO_ROOT, OMP_NUM_THREADS='1', PYTHONUNBUFFERED='1')
+    with open(stdout_path, 'w') as stdout, open(stderr_path, 'w') as stderr:
+        process = subprocess.Popen(command, cwd=tmp_path, env=environment_variables, stdout=stdout, stderr=stderr)
+    try:
+        first = checkpoint_dir / 'PPO_CartPole-v1_0.ckpt'
+        deadline = time.monotonic() + 90
+        while not first.exists():
+            assert process.poll() is None, stderr_path.read_text()
+            assert time.monotonic() < deadline, stderr_path.read_text()
+            time.sleep(0.05)
+        pids, _ = placement(stdout_path.read_text())
+        os.kill(pids[1], signal.SIGKILL)  # mid-run: iteration 1 has just begun
+        assert process.wait(timeout=90) == 0, stderr_path.read_text()[-3000:]
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert alive([pids[1]]) == []
+    stderr = stderr_path.read_text()
+    assert 'actor 1 was restarted by Ray after its process or node died (restart 1 of at most 10); the run goes on' in stderr, stderr[-3000:]
+    assert 'actor 0 was restarted' not in stderr and '(restart 2 of' not in stderr
+    rows = read_csv(checkpoint_dir / 'PPO_CartPole-v1_results.csv')
+    assert [(int(row['env_steps']), int(row['learner_steps'])) for row in rows] == [(640, 10), (1280, 20)]  # 2 x 2 envs x 16 steps
+    (train_dir,) = [os.path.join(runs_dir, run, 'train') for run in os.listdir(runs_dir)]
+    accumulator = EventAccumulator(train_dir, size_guidance={'scalars': 0})
+    accumulator.Reload()
+    restarts = [event.value for event in accumulator.Scalars(f'{trackers.LEARNER_STATISTICS_PREFIX}/actor_restarts')]
+    assert restarts == [1.0]
+
+
+# --- a run that starts its own Ray instance ------------------------------------------------------------------------
+
+
+def process_table():
+    """{pid: (state, ppid, session id)} of every process, read from /proc."""
+    table = {}
+    for entry in os.listdir('/proc'):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f'/proc/{entry}/stat') as stat:
+                fields = stat.read().rsplit(')', 1)[1].split()
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        table[int(entry)] = (fields[0], int(fields[1]), int(fields[3]))
+    return table
+
+
+def descendants(pid):
+    table = process_table()
+    found, frontier = set(), {pid}
+    while frontier:
+        frontier = {child for child, (state, parent, _) in table.items() if parent in frontier and state != 'Z'} - found
+        found |= frontier
+    return found
+
+
+def alive(pids):
+    table = process_table()
+    return sorted(pid for pid in pids if pid in table and table[pid][0] != 'Z')
+
+
+def test_ctrl_c_stops_the_run_its_actors_and_the_ray_instance_it_started(tmp_path):
+    """Asynchronous IMPALA, with a Ray instance of its own: after Ctrl-C, no process of the run is left."""
+    temp_dir = tempfile.mkdtemp(prefix='ray-', dir='/tmp')
+    checkpoint_dir = tmp_path / 'checkpoints'
+    stdout_path, stderr_path = tmp_path / 'stdout.txt', tmp_path / 'stderr.txt'
+    command = [
+        python_executable(), '-m', 'deep_rl_zoo.impala.run_classic', *QUIET, '--backend=ray', '--environment_name=CartPole-v1',
+        '--num_actors=2', '--num_envs_per_actor=1', '--unroll_length=16', '--batch_rollouts=2', '--num_train_steps=256',
+        '--num_iterations=100000', '--num_eval_steps=10', f'--checkpoint_dir={checkpoint_dir}',
+    ]  # fmt: skip
+    variables = dict(os.environ, **ray_environment(temp_dir), OMP_NUM_THREADS='1', PYTHONUNBUFFERED='1')
+    with open(stdout_path, 'w') as stdout, open(stderr_path, 'w') as stderr:
+        process = subprocess.Popen(command, cwd=tmp_path, env=variables, stdout=stdout, stderr=stderr, start_new_session=True)
+    try:
+        first = checkpoint_dir / 'IMPALA_CartPole-v1_0.ckpt'
+        deadline = time.monotonic() + 90
+        while not first.exists():
+            assert process.poll() is None, stderr_path.read_text()
+            assert time.monotonic() < deadline, stderr_path.read_text()
+            time.sleep(0.05)
+        pids, _ = placement(stdout_path.read_text())
+        run_processes = descendants(process.pid)
+        assert set(pids.values()) <= run_processes  # the actors are processes of the Ray instance the run started
+        start = time.monotonic()
+        os.killpg(process.pid, signal.SIGINT)  # as a terminal sends Ctrl-C: to the whole foreground group
+        assert process.wait(timeout=SHUTDOWN_SECONDS) == 130, stderr_path.read_text()
+        while alive(run_processes) and time.monotonic() - start < SHUTDOWN_SECONDS:
+            time.sleep(0.05)
+        assert alive(run_processes) == [], f'left running {time.monotonic() - start:.1f} s after Ctrl-C: {alive(run_processes)}'
+        assert [pid for pid, (state, _, session) in process_table().items() if session == process.pid and state != 'Z'] == []
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+        shutil.rmtree(temp_dir, ignore_errors=True)
+    stderr = stderr_path.read_text()
+    assert 'Interrupted (SIGINT): stopping 2 actors' in stderr and TRACEBACK not in stderr, stderr[-3000:]
+    newest = max(checkpoint_dir.glob('*.ckpt'), key=os.path.getmtime)
+    loaded = checkpoint.load_checkpoint(str(newest), agent_name='IMPALA', environment_name='CartPole-v1')
+    assert loaded['counters']['env_steps'] >= 256
