@@ -372,7 +372,14 @@ def define_recurrent_replay() -> None:
     """Flags of recurrent Q agents learning from sequences (DRQN, Hausknecht & Stone 2015)."""
     flags.DEFINE_integer('unroll_length', 10, 'Steps per replayed sequence (the paper unrolls 10).', lower_bound=1)
     flags.DEFINE_integer('burn_in', 0, 'Leading steps of each sequence that only warm up the LSTM state (R2D2); 0 is the paper.', lower_bound=0)
-    flags.DEFINE_float('obscure_probability', 0.0, 'Flickering Atari: chance each observation is replaced by a blank one (the paper uses 0.5).', lower_bound=0.0, upper_bound=1.0)
+    define_obscured_observations()
+
+
+@_record_new_flags
+def define_obscured_observations() -> None:
+    """--obscure_probability (flickering observations, Hausknecht & Stone 2015): the recurrent agents', and DQN's for
+    the side-by-side comparison with them."""
+    flags.DEFINE_float('obscure_probability', 0.0, 'Flickering observations: chance each observation is replaced by a blank one (the DRQN paper uses 0.5 on Atari).', lower_bound=0.0, upper_bound=1.0)
 
 
 @_record_new_flags

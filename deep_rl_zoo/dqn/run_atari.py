@@ -8,6 +8,7 @@ from deep_rl_zoo.dqn import agent
 
 flags.define_common('Pong', atari=True)
 flags.define_value_learning()
+flags.define_obscured_observations()  # flickering observations, for the comparison with DRQN and R2D2
 flags.set_defaults(**flags.VALUE_ATARI_DEFAULTS)  # Nature DQN's Atari settings, shared by the family
 
 
