@@ -53,3 +53,18 @@ RESULT_COLUMNS = [
     'eval_num_episodes',
     'checkpoint',
 ]
+
+
+def process_table() -> dict:
+    """{pid: (state, ppid, process group, session)} of every process, read from /proc (for shutdown tests)."""
+    table = {}
+    for entry in os.listdir('/proc'):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f'/proc/{entry}/stat') as stat:
+                fields = stat.read().rsplit(')', 1)[1].split()
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        table[int(entry)] = (fields[0], int(fields[1]), int(fields[2]), int(fields[3]))
+    return table

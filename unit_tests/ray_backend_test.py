@@ -30,6 +30,7 @@ from torch.nn.utils import parameters_to_vector, vector_to_parameters
 from deep_rl_zoo import checkpoint, main_loop, ray_backend, rollouts, trackers
 from deep_rl_zoo.a2c import agent as a2c_agent
 from deep_rl_zoo.ppo import agent as ppo_agent
+from unit_tests import helpers
 from unit_tests.helpers import REPO_ROOT, TRACEBACK, python_executable, run_module, stderr_lines
 
 QUIET = ('--nouse_tensorboard', '--noprogress', '--learner_threads=1')
@@ -276,18 +277,8 @@ def test_a_run_survives_a_killed_actor_process_and_counts_the_restart(cluster, t
 
 
 def process_table():
-    """{pid: (state, ppid, session id)} of every process, read from /proc."""
-    table = {}
-    for entry in os.listdir('/proc'):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f'/proc/{entry}/stat') as stat:
-                fields = stat.read().rsplit(')', 1)[1].split()
-        except (FileNotFoundError, ProcessLookupError):
-            continue
-        table[int(entry)] = (fields[0], int(fields[1]), int(fields[3]))
-    return table
+    """{pid: (state, ppid, session id)} of every process."""
+    return {pid: (state, ppid, session) for pid, (state, ppid, _, session) in helpers.process_table().items()}
 
 
 def descendants(pid):

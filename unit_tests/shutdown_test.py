@@ -15,6 +15,7 @@ import time
 import pytest
 
 from deep_rl_zoo import checkpoint
+from unit_tests import helpers
 from unit_tests.helpers import REPO_ROOT, TRACEBACK, python_executable
 
 NUM_ACTORS = 4
@@ -32,18 +33,8 @@ RUNS = {
 
 
 def process_table():
-    """{pid: (state, ppid, pgid)} of every process, read from /proc."""
-    table = {}
-    for entry in os.listdir('/proc'):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f'/proc/{entry}/stat') as stat:
-                fields = stat.read().rsplit(')', 1)[1].split()
-        except (FileNotFoundError, ProcessLookupError):
-            continue
-        table[int(entry)] = (fields[0], int(fields[1]), int(fields[2]))
-    return table
+    """{pid: (state, ppid, pgid)} of every process."""
+    return {pid: (state, ppid, group) for pid, (state, ppid, group, _) in helpers.process_table().items()}
 
 
 def running(pids):

@@ -96,24 +96,31 @@ class PpoLearner(OneOptimizerLearner):
         self.learner_steps += 1
         self.statistics.record(explained_variance=_explained_variance(samples['value'], samples['return']), learning_rate=self.learning_rate(self.learner_steps - 1), clip_epsilon=clip_epsilon)
 
-    def _minibatch_step(self, minibatch: dict[str, torch.Tensor], clip_epsilon: float) -> None:
-        output = self.network(minibatch['observation'])
+    def _policy_terms(self, output: Any, minibatch: dict[str, torch.Tensor], clip_epsilon: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The clipped surrogate loss, the entropy and the new log-probabilities of `minibatch` under `output`."""
         distribution = policy_distribution(output)
         log_prob = distribution.log_prob(minibatch['action'])
         advantage = minibatch['advantage']
         if self.normalize_advantages:
             advantage = policy_gradient.normalize_advantages(advantage)
         policy_loss = policy_gradient.clipped_surrogate_loss(log_prob, minibatch['log_prob'], advantage, clip_epsilon).mean()
-        value_loss = policy_gradient.clipped_value_loss(
-            output.value, minibatch['value'], minibatch['return'], clip_epsilon if self.clip_value else None
-        ).mean()
-        entropy = distribution.entropy().mean()
-        loss = policy_loss + self.value_coef * value_loss - self.entropy_coef * entropy
+        return policy_loss, distribution.entropy().mean(), log_prob
+
+    def _optimize(self, loss: torch.Tensor) -> None:
+        """One Adam step on `loss`, the global gradient norm clipped to max_grad_norm when > 0."""
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         if self.max_grad_norm > 0:
             nn.utils.clip_grad_norm_(self.network.parameters(), self.max_grad_norm)
         self.optimizer.step()
+
+    def _minibatch_step(self, minibatch: dict[str, torch.Tensor], clip_epsilon: float) -> None:
+        output = self.network(minibatch['observation'])
+        policy_loss, entropy, log_prob = self._policy_terms(output, minibatch, clip_epsilon)
+        value_loss = policy_gradient.clipped_value_loss(
+            output.value, minibatch['value'], minibatch['return'], clip_epsilon if self.clip_value else None
+        ).mean()
+        self._optimize(policy_loss + self.value_coef * value_loss - self.entropy_coef * entropy)
         self.statistics.record(
             policy_loss=policy_loss.detach(),
             value_loss=value_loss.detach(),

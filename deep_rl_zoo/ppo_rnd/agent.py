@@ -29,7 +29,6 @@ from deep_rl_zoo.gym_env import VectorEnvironment
 from deep_rl_zoo.networks.curiosity import RandomNetworkDistillation, TwoValueActorCritic, policy_torsos, rnd_for
 from deep_rl_zoo.ppo.agent import PpoLearner, _explained_variance
 from deep_rl_zoo.ppo_icm.agent import RoomStatistics, build_actor, concatenate_rollouts, counts_rooms, environment_kind, minibatches, ppo_arguments, rollout_spec
-from deep_rl_zoo.rollouts import policy_distribution
 
 RND_INIT_SEED_OFFSET = 20_000  # the random steps that initialise the normaliser play their own environments
 
@@ -110,24 +109,13 @@ class PpoRndLearner(PpoLearner):
     def _minibatch_step(self, minibatch: dict[str, torch.Tensor], clip_epsilon: float) -> None:
         """PPO's step with a value loss for each head: L = L_clip + c_v (L_V_ext + L_V_int) - c_e H."""
         output = self.network(minibatch['observation'])
-        distribution = policy_distribution(output)
-        log_prob = distribution.log_prob(minibatch['action'])
-        advantage = minibatch['advantage']
-        if self.normalize_advantages:
-            advantage = policy_gradient.normalize_advantages(advantage)
-        policy_loss = policy_gradient.clipped_surrogate_loss(log_prob, minibatch['log_prob'], advantage, clip_epsilon).mean()
+        policy_loss, entropy, log_prob = self._policy_terms(output, minibatch, clip_epsilon)
         value_clip = clip_epsilon if self.clip_value else None
         extrinsic_value_loss = policy_gradient.clipped_value_loss(output.value, minibatch['value'], minibatch['return'], value_clip).mean()
         intrinsic_value_loss = policy_gradient.clipped_value_loss(
             output.intrinsic_value, minibatch['intrinsic_value'], minibatch['intrinsic_return'], value_clip
         ).mean()
-        entropy = distribution.entropy().mean()
-        loss = policy_loss + self.value_coef * (extrinsic_value_loss + intrinsic_value_loss) - self.entropy_coef * entropy
-        self.optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        if self.max_grad_norm > 0:
-            nn.utils.clip_grad_norm_(self.network.parameters(), self.max_grad_norm)
-        self.optimizer.step()
+        self._optimize(policy_loss + self.value_coef * (extrinsic_value_loss + intrinsic_value_loss) - self.entropy_coef * entropy)
         self.statistics.record(
             policy_loss=policy_loss.detach(),
             value_loss=extrinsic_value_loss.detach(),
