@@ -5,7 +5,7 @@ import os
 import re
 import subprocess
 
-from unit_tests.helpers import REPO_ROOT, python_executable
+from unit_tests.helpers import REPO_ROOT, run_module
 
 # Scripts that between them use every define_* group of deep_rl_zoo/flags.py (APPO's Sample Factory names are
 # documented in the README's APPO section instead).
@@ -18,17 +18,8 @@ FLAG_LINE = re.compile(r'^  --(\w+)=', re.M)
 
 
 def helps() -> dict[str, subprocess.CompletedProcess]:
-    """Every script's --help, run side by side (each is mostly the import of torch)."""
-    env = {**os.environ, 'PYTHONPATH': REPO_ROOT, 'OMP_NUM_THREADS': '1'}
-    processes = {
-        script: subprocess.Popen([python_executable(), '-m', f'deep_rl_zoo.{script}', '--help'], cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        for script in SCRIPTS
-    }
-    results = {}
-    for script, process in processes.items():
-        stdout, stderr = process.communicate(timeout=120)
-        results[script] = subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
-    return results
+    """Every script's --help."""
+    return {script: run_module(f'deep_rl_zoo.{script}', '--help') for script in SCRIPTS}
 
 
 def test_help_lists_the_scripts_flags_by_theme_and_the_readme_names_every_one():
