@@ -1,18 +1,20 @@
-"""Throughput of the Ray backend against the local one on one machine: PPO on CartPole-v1 and on Breakout, one run
-after another, same actors and environments:
+"""Throughput of the Ray backend against the local one on one machine: PPO on CartPole-v1 and on Breakout, same
+actors and environments, the two backends' runs interleaved:
 
-    python -m benchmarks.ray_throughput                      # about 5 minutes on 2 cores
+    python -m benchmarks.ray_throughput                      # 3 pairs of runs per environment, 8.5 minutes on a busy 2-core machine
     python -m benchmarks.ray_throughput --cartpole_steps 100000 --breakout_steps 0
-    python -m benchmarks.ray_throughput --repeats 2     # each backend twice, alternating which goes first (busy machine)
+    python -m benchmarks.ray_throughput --repeats 5          # more pairs: a steadier median on a busy machine
 
 For each environment it runs `deep_rl_zoo.ppo.run_classic` / `run_atari` with the run script's default actors and
 environments (CartPole: 1 actor x 8 envs x 32 steps; Breakout: 2 actors x 4 envs x 128 steps), for one iteration of
-the given agent steps without evaluation, first with `--backend=local`, then with `--backend=ray` (which starts a
-Ray instance on this machine for the run). Steady agent steps/s come from the live progress lines, so start-up
-(imports, Ray's start, the actors' start) is excluded (see `atari_throughput.steady_rate`). The goal is a ratio
-Ray / local of at least 0.9. The table also gives what the Ray backend moves per update: the parameters (put into
-the object store once per version) and the rollouts (one per actor, returned through the object store). It is
-printed and written to --out with the load average: on a busy machine the ratios are unreliable.
+the given agent steps without evaluation, alternately with `--backend=local` and `--backend=ray` (which starts a
+Ray instance on this machine for the run): local, Ray, local, Ray, ... `--repeats` pairs. Each pair's runs are
+back to back, so load from other jobs hits both alike; the table gives the median of the pairs' ratios Ray / local
+and their spread (lowest and highest). Steady agent steps/s come from the live progress lines, so start-up
+(imports, Ray's start, the actors' start) is excluded (see `atari_throughput.steady_rate`). The goal is a ratio of
+at least 0.9. The table also gives what the Ray backend moves per update: the parameters (put into the object store
+once per version) and the rollouts (one per actor, returned through the object store). It is printed and written
+to --out with the load average before and after the runs.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from typing import Optional
 
 import torch
 
-from benchmarks.atari_throughput import FRAME_SKIP, measure_training
+from benchmarks.atari_throughput import measure_training
 from deep_rl_zoo import gym_env, rollouts
 from deep_rl_zoo.ppo import agent
 
@@ -64,16 +66,30 @@ def _megabytes(size: int) -> str:
     return f'{size / 1e6:,.2f} MB' if size >= 1e5 else f'{size / 1e3:,.1f} kB'
 
 
+def pair_ratios(local: list[float], ray: list[float]) -> tuple[float, float, float]:
+    """(median, lowest, highest) of the ratios Ray / local of runs made in pairs (`local[i]` just before `ray[i]`)."""
+    if len(local) != len(ray) or not local:
+        raise ValueError(f'pairs of runs needed, got {len(local)} local and {len(ray)} Ray run(s)')
+    ratios = [ray_rate / local_rate for local_rate, ray_rate in zip(local, ray)]
+    return statistics.median(ratios), min(ratios), max(ratios)
+
+
+def _load() -> str:
+    return ', '.join(f'{value:.2f}' for value in os.getloadavg())
+
+
 def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    parser.add_argument('--cartpole_steps', type=int, default=200_000, help='agent steps of each CartPole run (0 skips it)')
-    parser.add_argument('--breakout_steps', type=int, default=16_384, help='agent steps of each Breakout run (0 skips it)')
+    parser.add_argument('--cartpole_steps', type=int, default=30_000, help='agent steps of each CartPole run (0 skips it)')
+    parser.add_argument('--breakout_steps', type=int, default=2_048, help='agent steps of each Breakout run (0 skips it)')
     parser.add_argument('--seed', type=int, default=1)
-    parser.add_argument('--repeats', type=int, default=1, help='runs of each backend, alternating which goes first; medians are reported')
+    parser.add_argument('--repeats', type=int, default=3, help='pairs of runs (local, then Ray) per environment')
     parser.add_argument('--out', default='benchmarks/results/ray_throughput.md', help='markdown file of the table')
     args = parser.parse_args(argv)
+    if args.repeats < 1:
+        raise SystemExit(f'error: --repeats={args.repeats}: must be at least 1')
 
-    rows, runs = [], []
+    rows, runs, load_before = [], [], _load()
     with tempfile.TemporaryDirectory(prefix='ray_throughput_') as scratch:
         for environment, steps in (('CartPole-v1', args.cartpole_steps), ('Breakout', args.breakout_steps)):
             if steps <= 0:
@@ -81,35 +97,37 @@ def main(argv: Optional[list[str]] = None) -> int:
             _, _, num_actors, num_envs, unroll_length = ENVIRONMENTS[environment]
             measured: dict[str, list[float]] = {'local': [], 'ray': []}
             for repeat in range(args.repeats):
-                for backend in ('local', 'ray') if repeat % 2 == 0 else ('ray', 'local'):
+                for backend in ('local', 'ray'):
                     run_dir = Path(scratch) / f'{environment}_{backend}_{repeat}'
                     measured[backend].append(measure_training(command(environment, backend, steps, args.seed), run_dir)['steady'])
-            rates = {backend: statistics.median(values) for backend, values in measured.items()}
+            median, lowest, highest = pair_ratios(measured['local'], measured['ray'])
             parameters, rollout_bytes = bytes_per_update(environment)
-            frames = FRAME_SKIP if environment == 'Breakout' else 1
             rows.append(
-                f'| {environment} | {num_actors} x {num_envs} x {unroll_length} | {rates["local"]:,.0f} | {rates["ray"]:,.0f} | '
-                f'{rates["ray"] * frames:,.0f} | **{rates["ray"] / rates["local"]:.2f}** | {_megabytes(parameters)} | {_megabytes(rollout_bytes)} |'
+                f'| {environment} | {num_actors} x {num_envs} x {unroll_length} | {statistics.median(measured["local"]):,.0f} | '
+                f'{statistics.median(measured["ray"]):,.0f} | **{median:.2f}** | {lowest:.2f} to {highest:.2f} | {_megabytes(parameters)} | '
+                f'{_megabytes(rollout_bytes)} |'
             )
-            if args.repeats > 1:
-                runs.append(f'{environment}: local {", ".join(f"{rate:,.0f}" for rate in measured["local"])}; Ray {", ".join(f"{rate:,.0f}" for rate in measured["ray"])} agent steps/s.')
+            pairs = ', '.join(f'{local:,.0f} / {ray:,.0f}' for local, ray in zip(measured['local'], measured['ray']))
+            runs.append(f'{environment} (local / Ray, agent steps/s): {pairs}.')
             print(rows[-1], flush=True)
-    load = ', '.join(f'{value:.2f}' for value in os.getloadavg())
     text = '\n'.join([
         '# The Ray backend against the local one: PPO throughput on one machine',
         '',
         f'`python -m benchmarks.{Path(__file__).stem} {" ".join(argv if argv is not None else sys.argv[1:])}`'.replace(' `', '`'),
         '',
-        f'{args.repeats} run(s) of each, one after another (alternating which backend goes first), with the run script\'s default '
-        f'actors and environments; median steady agent steps/s '
-        f'(start-up excluded); load average after the runs: {load}. Per update, the Ray backend puts one parameter version '
-        f'into the object store (fetched once by each node) and gets one rollout from each actor.',
+        f'{args.repeats} pair(s) of runs per environment, interleaved (local, Ray, local, Ray, ...), with the run script\'s '
+        f'default actors and environments; steady agent steps/s (start-up excluded): medians of each backend\'s runs, and the '
+        f'median and the range of the ratios Ray / local of the pairs. Load average before the runs: {load_before}; after: '
+        f'{_load()}. Per update, the Ray backend puts one parameter version into the object store (fetched once by each '
+        f'node) and gets one rollout from each actor.',
         '',
-        '| environment | actors x envs x steps | local agent steps/s | Ray agent steps/s | Ray frames/s | Ray / local | parameters per version | rollouts per update |',
+        '| environment | actors x envs x steps | local agent steps/s | Ray agent steps/s | Ray / local (median of pairs) | '
+        'lowest to highest pair | parameters per version | rollouts per update |',
         '|---|---|---:|---:|---:|---:|---:|---:|',
         *rows,
         '',
-        *([f'Every run: {" ".join(runs)}', ''] if runs else []),
+        f'Every pair: {" ".join(runs)}',
+        '',
     ])
     print(text)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

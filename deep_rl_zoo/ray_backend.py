@@ -21,12 +21,17 @@ from the newest parameters the actor has heard of.
 Faults: with `--restart_actors`, Ray restarts a dead actor's process (`max_restarts`, on another node if its node
 was lost) and runs the calls it lost again (`max_task_retries`); each restart is printed and logged as the learner
 statistic `actor_restarts` when the first rollout of the new process arrives. Without it, or past `max_restarts` restarts of one actor, the run stops with
-`ActorCrashError`, as it does when an actor raises (a restart would repeat the bug). Stopping (the end of the run, Ctrl-C, SIGTERM, an error) kills the run's actors and shuts down
-the Ray instance the run started; a cluster it joined keeps running.
+`ActorCrashError`, as it does when an actor raises (a restart would repeat the bug). Stopping (the end of the run, Ctrl-C, SIGTERM, an error) kills the run's actors and ends
+the Ray instance the run started at once (`end_local_instance`); a cluster it joined keeps running.
 """
 
+import atexit
+import contextlib
+import gc
 import math
 import os
+import signal
+import subprocess
 import sys
 import threading
 import time
@@ -46,6 +51,9 @@ from deep_rl_zoo import distributed
 _POLL_SECONDS = 0.5  # how often a blocked learner re-checks its stop request
 _PLACEMENT_SECONDS = 120.0  # actors not running by then: the cluster cannot place them
 _SIGNAL_GRACE_SECONDS = 1.0  # a SIGTERM to the whole process group may kill actors just before the learner sees it
+# The driver's disconnect flushes its task events (for Ray's dashboard, off in a run's own instance) to the GCS server
+# for up to 5 s by default, in vain when a SIGTERM to the run's process group has ended the server.
+_TASK_EVENTS_FLUSH_MS = 500
 _INTEGER_OF_WIDTH = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 Spec = dict[str, tuple[tuple[int, ...], torch.dtype]]
 
@@ -132,12 +140,64 @@ def connect(address: str, num_cpus: float) -> bool:
     (a test, a notebook) keeps its connection."""
     if ray.is_initialized():
         return False
+    # At exit, Python's last garbage collection goes over every object Ray's import and the run made (about 335,000):
+    # 1 to 3 s of a stop on a busy 2-core machine, for memory the ending process gives back anyway. Skip it.
+    atexit.register(gc.freeze)
     if address:
         ray.init(address=address)
     else:
         # 'local': a new instance even where RAY_ADDRESS or an earlier `ray start` names a cluster to join.
-        ray.init(address='local', num_cpus=max(os.cpu_count() or 1, math.ceil(num_cpus)), include_dashboard=False)
+        ray.init(
+            address='local', num_cpus=max(os.cpu_count() or 1, math.ceil(num_cpus)), include_dashboard=False,
+            _system_config={'task_events_shutdown_flush_timeout_ms': _TASK_EVENTS_FLUSH_MS},
+        )  # fmt: skip
     return True
+
+
+def end_local_instance() -> None:
+    """Ends the Ray instance this process started, at once: `ray.shutdown()` disconnects this driver, then, in place of
+    its graceful stop, SIGKILL goes to the instance's processes and to theirs (the raylet's workers and agents). It
+    holds nothing to save.
+
+    `ray.shutdown()` alone stops the processes one at a time, each with a SIGTERM and up to a second to exit. When a
+    SIGTERM to the run's whole process group (`kill -TERM -<pgid>`, a service manager, `timeout`) has reached them
+    first, the raylet and the GCS server hang in their own graceful exit, and each then waits its full second (2-3 s
+    measured). The driver must disconnect first: a driver that sees its raylet die ends its own process (status 1,
+    before the run's stop is done). Without /proc (not Linux), `ray.shutdown()` alone."""
+    node = ray._private.worker._global_node  # the processes `ray.init` started (Ray has no public handle on them)
+    if node is not None and os.path.isdir('/proc'):
+        node.kill_all_processes = lambda *args, **kwargs: _kill_at_once(node)  # called by ray.shutdown() after disconnecting
+    ray.shutdown()
+
+
+def _kill_at_once(node: Any) -> None:
+    """SIGKILL to every process of a Ray node this process started, and to their descendants; reaps them."""
+    started = [info.process for infos in node.all_processes.values() for info in infos if info.process.poll() is None]
+    if started:
+        for pid in [process.pid for process in started] + sorted(_descendants({process.pid for process in started})):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        for process in started:
+            with contextlib.suppress(subprocess.TimeoutExpired):  # one stuck in the kernel (D state) stays a zombie
+                process.wait(timeout=_SIGNAL_GRACE_SECONDS)
+
+
+def _descendants(roots: set[int]) -> set[int]:
+    """The pids of every descendant of the processes `roots`, from /proc."""
+    parents = {}
+    for entry in os.listdir('/proc'):
+        try:
+            with open(f'/proc/{entry}/stat') as stat:
+                parents[int(entry)] = int(stat.read().rsplit(')', 1)[1].split()[1])
+        except (ValueError, OSError):  # not a process, or it ended meanwhile
+            continue
+    found, frontier = set(), set(roots)
+    while frontier:
+        frontier = {pid for pid, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
 
 
 class RayActorPool:
@@ -161,6 +221,7 @@ class RayActorPool:
             raise ValueError('a synchronous actor pool takes exactly one buffer per actor')
         cpus, gpus = values['ray_num_cpus_per_actor'], values['ray_num_gpus_per_actor']
         self._owns_connection = connect(values['ray_address'], num_actors * cpus)
+        self._owns_instance = self._owns_connection and not values['ray_address']
         try:
             _check_resources(num_actors, cpus, gpus)
         except ValueError:
@@ -237,7 +298,9 @@ class RayActorPool:
             actor_id, index = self._in_flight.pop(ready[0])
             try:
                 life, version, finished, arrays = ray.get(ready[0])
-            except ray_exceptions.RayTaskError as error:  # collect raised: a bug, which a restart would only repeat
+            except ray_exceptions.RayTaskError as error:  # collect raised: a bug, which a restart would only repeat, or a stop
+                if self._stopped_by_signal(stop_request):
+                    return None
                 raise distributed.ActorCrashError(f'actor {actor_id} failed: {_last_line(error)}; stopping the run\n{error}') from None
             except ray_exceptions.RayActorError as error:  # dead for good: Ray restarts actors itself while it may
                 if self._stopped_by_signal(stop_request):
@@ -256,8 +319,9 @@ class RayActorPool:
         return None
 
     def _stopped_by_signal(self, stop_request: distributed.StopRequest) -> bool:
-        """Whether a dead actor was ended by a signal to the whole process group (SIGTERM from a service manager or
-        `kill -TERM -<pgid>`): the learner's own stop request may arrive a moment later. Waits a second for it."""
+        """Whether a failed actor was ended by a signal to the whole process group (SIGTERM from a service manager or
+        `kill -TERM -<pgid>`; Ray's worker raises SystemExit in the call it runs, or dies): the learner's own stop
+        request may arrive a moment later. Waits a second for it."""
         deadline = time.monotonic() + _SIGNAL_GRACE_SECONDS
         while not stop_request and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -278,7 +342,7 @@ class RayActorPool:
         """`distributed.ActorPool.request_stop`'s place: Ray actors are killed by `stop`, which does not wait for them."""
 
     def stop(self) -> None:
-        """Kills every actor of the run and disconnects (shutting down the Ray instance this run started)."""
+        """Kills every actor of the run and disconnects (ending the Ray instance this run started)."""
         for actor in self._actors:
             ray.kill(actor, no_restart=True)
         self._in_flight.clear()
@@ -286,9 +350,11 @@ class RayActorPool:
         self._disconnect()
 
     def _disconnect(self) -> None:
-        if self._owns_connection:
+        if self._owns_instance:
+            end_local_instance()
+        elif self._owns_connection:
             ray.shutdown()
-            self._owns_connection = False
+        self._owns_connection = self._owns_instance = False
 
 
 def _check_resources(num_actors: int, cpus: float, gpus: float) -> None:

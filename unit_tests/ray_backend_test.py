@@ -1,13 +1,14 @@
 """The Ray backend (`--backend=ray`, deep_rl_zoo/ray_backend.py) on this machine only.
 
-One Ray cluster of two nodes of one CPU each, simulated here with `ray.cluster_utils.Cluster`, is shared by the
+One Ray cluster of three nodes of one CPU each, simulated here with `ray.cluster_utils.Cluster`, is shared by the
 tests of this module (Ray starts slowly on 2 cores). It lives in its own short temporary directory (Ray's socket
 paths are limited to 107 characters), with token authentication disabled for it only (`RAY_AUTH_MODE=disabled`);
 `RAY_TMPDIR` points there, so `--ray_address=auto` finds it. On it: a pool in this process, whose actors must return
 exactly the rollouts local actors make (PPO, and A2C's gradient variant with its bfloat16 gradients), with one put
-into the object store per parameter version; the users' run scripts as subprocesses: PPO learns CartPole-v1 with
-one actor on each node, and a run survives one of its actor processes being killed. Last, an asynchronous run
-(IMPALA) that started a Ray instance of its own ends it, and every process of it, on Ctrl-C.
+into the object store per parameter version; the users' run scripts as subprocesses: PPO learns CartPole-v1 with its
+two actors on two nodes while one actor's process is killed and the node of the other is removed, both restarted by
+Ray. Last, runs that started a Ray instance of their own end it, and every process of it, within 5 s of Ctrl-C
+(IMPALA, asynchronous) or of a SIGTERM to their whole process group (PPO, synchronous).
 """
 
 import contextlib
@@ -64,14 +65,15 @@ def ray_environment(temp_dir):
 def cluster():
     temp_dir = tempfile.mkdtemp(prefix='ray-', dir='/tmp')
     with environment(**ray_environment(temp_dir)):
-        two_nodes = cluster_utils.Cluster(initialize_head=True, head_node_args={'num_cpus': 1})
+        three_nodes = cluster_utils.Cluster(initialize_head=True, head_node_args={'num_cpus': 1})
         try:
-            two_nodes.add_node(num_cpus=1)
-            two_nodes.wait_for_nodes()
-            yield two_nodes
+            for _ in range(2):
+                three_nodes.add_node(num_cpus=1)
+            three_nodes.wait_for_nodes()
+            yield three_nodes
         finally:
             ray.shutdown()  # this process's connection, if a test made one
-            two_nodes.shutdown()
+            three_nodes.shutdown()
             shutil.rmtree(temp_dir, ignore_errors=True)
 
 
@@ -81,12 +83,13 @@ def read_csv(path):
 
 
 def placement(stdout):
-    """{actor id: pid} and the number of nodes, from the pool's start-up line."""
+    """{actor id: (node id prefix, pid)} and the number of nodes, from the pool's start-up line."""
     match = PLACEMENT.search(stdout)
     assert match, stdout
-    pids = {int(actor): int(pid) for actor, pid in re.findall(r'actor (\d+) on node \S+ \([^,]+, pid (\d+)\)', match.group(3))}
-    assert len(pids) == int(match.group(1))
-    return pids, int(match.group(2))
+    actors = re.findall(r'actor (\d+) on node (\S+) \([^,]+, pid (\d+)\)', match.group(3))
+    placed = {int(actor): (node, int(pid)) for actor, node, pid in actors}
+    assert len(placed) == int(match.group(1))
+    return placed, int(match.group(2))
 
 
 # --- transport -----------------------------------------------------------------------------------------------------
@@ -202,78 +205,18 @@ def test_without_ray_one_line_tells_how_to_install_it(tmp_path, monkeypatch):
 
 def test_more_actors_than_the_cluster_can_place_end_with_one_line(cluster, tmp_path):
     proc = run_module(
-        'deep_rl_zoo.ppo.run_classic', *QUIET, '--backend=ray', f'--ray_address={cluster.address}', '--num_actors=3', f'--checkpoint_dir={tmp_path}',
+        'deep_rl_zoo.ppo.run_classic', *QUIET, '--backend=ray', f'--ray_address={cluster.address}', '--num_actors=4', f'--checkpoint_dir={tmp_path}',
         cwd=str(tmp_path),
     )
     assert proc.returncode == 1
     assert TRACEBACK not in proc.stderr
     assert stderr_lines(proc)[-1] == (
-        'error: --num_actors=3 x --ray_num_cpus_per_actor=1 needs 3 CPUs but the Ray cluster has 2: '
+        'error: --num_actors=4 x --ray_num_cpus_per_actor=1 needs 4 CPUs but the Ray cluster has 3: '
         'use fewer actors, lower --ray_num_cpus_per_actor, or add nodes (`ray start --address=...`)'
     )
 
 
-# --- runs on the two-node cluster ----------------------------------------------------------------------------------
-
-
-def test_ppo_learns_cartpole_with_one_actor_on_each_node(cluster, tmp_path):
-    checkpoint_dir = tmp_path / 'checkpoints'
-    proc = run_module(
-        'deep_rl_zoo.ppo.run_classic', *QUIET, '--backend=ray', '--ray_address=auto', '--environment_name=CartPole-v1',
-        '--num_actors=2', '--num_envs_per_actor=4', '--num_iterations=1', '--num_train_steps=50000', '--num_eval_steps=2500', '--seed=1',
-        f'--checkpoint_dir={checkpoint_dir}', cwd=str(tmp_path), timeout=150,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    _, num_nodes = placement(proc.stdout)
-    assert num_nodes == 2
-    rows = read_csv(checkpoint_dir / 'PPO_CartPole-v1_results.csv')
-    assert [int(row['env_steps']) for row in rows] == [50176]  # 196 updates of 2 actors x 4 envs x 32 steps
-    final = float(rows[-1]['eval_episode_return'])
-    assert final >= 475, rows
-
-
-def test_a_run_survives_a_killed_actor_process_and_counts_the_restart(cluster, tmp_path):
-    """Synchronous PPO: the learner needs the killed actor's next rollout, so the run goes on only if Ray restarts it
-    and runs its lost call again."""
-    checkpoint_dir, runs_dir = tmp_path / 'checkpoints', tmp_path / 'runs'
-    stdout_path, stderr_path = tmp_path / 'stdout.txt', tmp_path / 'stderr.txt'
-    command = [
-        python_executable(), '-m', 'deep_rl_zoo.ppo.run_classic', '--noprogress', '--learner_threads=1', '--backend=ray',
-        f'--ray_address={cluster.address}', '--restart_actors', '--environment_name=CartPole-v1', '--num_actors=2',
-        '--num_envs_per_actor=2', '--unroll_length=16', '--num_train_steps=640', '--num_iterations=2', '--num_eval_steps=10',
-        f'--checkpoint_dir={checkpoint_dir}', f'--runs_dir={runs_dir}',
-    ]  # fmt: skip
-    environment_variables = dict(os.environ, PYTHONPATH=REPO_ROOT, OMP_NUM_THREADS='1', PYTHONUNBUFFERED='1')
-    with open(stdout_path, 'w') as stdout, open(stderr_path, 'w') as stderr:
-        process = subprocess.Popen(command, cwd=tmp_path, env=environment_variables, stdout=stdout, stderr=stderr)
-    try:
-        first = checkpoint_dir / 'PPO_CartPole-v1_0.ckpt'
-        deadline = time.monotonic() + 90
-        while not first.exists():
-            assert process.poll() is None, stderr_path.read_text()
-            assert time.monotonic() < deadline, stderr_path.read_text()
-            time.sleep(0.05)
-        pids, _ = placement(stdout_path.read_text())
-        os.kill(pids[1], signal.SIGKILL)  # mid-run: iteration 1 has just begun
-        assert process.wait(timeout=90) == 0, stderr_path.read_text()[-3000:]
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-    assert alive([pids[1]]) == []
-    stderr = stderr_path.read_text()
-    assert 'actor 1 was restarted by Ray after its process or node died (restart 1 of at most 10); the run goes on' in stderr, stderr[-3000:]
-    assert 'actor 0 was restarted' not in stderr and '(restart 2 of' not in stderr
-    rows = read_csv(checkpoint_dir / 'PPO_CartPole-v1_results.csv')
-    assert [(int(row['env_steps']), int(row['learner_steps'])) for row in rows] == [(640, 10), (1280, 20)]  # 2 x 2 envs x 16 steps
-    (train_dir,) = [os.path.join(runs_dir, run, 'train') for run in os.listdir(runs_dir)]
-    accumulator = EventAccumulator(train_dir, size_guidance={'scalars': 0})
-    accumulator.Reload()
-    restarts = [event.value for event in accumulator.Scalars(f'{trackers.LEARNER_STATISTICS_PREFIX}/actor_restarts')]
-    assert restarts == [1.0]
-
-
-# --- a run that starts its own Ray instance ------------------------------------------------------------------------
+# --- runs on the three-node cluster --------------------------------------------------------------------------------
 
 
 def process_table():
@@ -295,43 +238,114 @@ def alive(pids):
     return sorted(pid for pid in pids if pid in table and table[pid][0] != 'Z')
 
 
-def test_ctrl_c_stops_the_run_its_actors_and_the_ray_instance_it_started(tmp_path):
-    """Asynchronous IMPALA, with a Ray instance of its own: after Ctrl-C, no process of the run is left."""
-    temp_dir = tempfile.mkdtemp(prefix='ray-', dir='/tmp')
-    checkpoint_dir = tmp_path / 'checkpoints'
+def wait_for(condition, process, stderr_path, seconds):
+    """Polls `condition` until it holds; fails if `process` ends or `seconds` pass first."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert process.poll() is None, stderr_path.read_text()[-3000:]
+        assert time.monotonic() < deadline, stderr_path.read_text()[-3000:]
+        time.sleep(0.05)
+
+
+def test_ppo_learns_cartpole_while_ray_restarts_a_killed_actor_and_one_from_a_lost_node(cluster, tmp_path):
+    """Synchronous PPO, one actor on each of two nodes, 2 iterations of 25,000 steps. After the first, one actor's
+    process is killed and the node of the other is removed from the cluster: the learner needs both actors' next
+    rollouts, so the run goes on only if Ray restarts both (where a CPU is free: the lost node's actor elsewhere) and
+    runs their lost calls again. It learns all the same, counts the two restarts, and ends normally."""
+    ray.shutdown()  # this process's connection, made by the pool tests: a node it is attached to cannot be removed
+    checkpoint_dir, runs_dir = tmp_path / 'checkpoints', tmp_path / 'runs'
     stdout_path, stderr_path = tmp_path / 'stdout.txt', tmp_path / 'stderr.txt'
     command = [
-        python_executable(), '-m', 'deep_rl_zoo.impala.run_classic', *QUIET, '--backend=ray', '--environment_name=CartPole-v1',
-        '--num_actors=2', '--num_envs_per_actor=1', '--unroll_length=16', '--batch_rollouts=2', '--num_train_steps=256',
-        '--num_iterations=100000', '--num_eval_steps=10', f'--checkpoint_dir={checkpoint_dir}',
+        python_executable(), '-m', 'deep_rl_zoo.ppo.run_classic', '--noprogress', '--learner_threads=1', '--backend=ray',
+        f'--ray_address={cluster.address}', '--restart_actors', '--environment_name=CartPole-v1', '--num_actors=2',
+        '--num_envs_per_actor=4', '--num_iterations=2', '--num_train_steps=25000', '--num_eval_steps=2500', '--seed=1',
+        f'--checkpoint_dir={checkpoint_dir}', f'--runs_dir={runs_dir}',
     ]  # fmt: skip
-    variables = dict(os.environ, **ray_environment(temp_dir), OMP_NUM_THREADS='1', PYTHONUNBUFFERED='1')
+    environment_variables = dict(os.environ, PYTHONPATH=REPO_ROOT, OMP_NUM_THREADS='1', PYTHONUNBUFFERED='1')
     with open(stdout_path, 'w') as stdout, open(stderr_path, 'w') as stderr:
-        process = subprocess.Popen(command, cwd=tmp_path, env=variables, stdout=stdout, stderr=stderr, start_new_session=True)
+        process = subprocess.Popen(command, cwd=tmp_path, env=environment_variables, stdout=stdout, stderr=stderr)
     try:
-        first = checkpoint_dir / 'IMPALA_CartPole-v1_0.ckpt'
-        deadline = time.monotonic() + 90
-        while not first.exists():
-            assert process.poll() is None, stderr_path.read_text()
-            assert time.monotonic() < deadline, stderr_path.read_text()
-            time.sleep(0.05)
-        pids, _ = placement(stdout_path.read_text())
-        run_processes = descendants(process.pid)
-        assert set(pids.values()) <= run_processes  # the actors are processes of the Ray instance the run started
-        start = time.monotonic()
-        os.killpg(process.pid, signal.SIGINT)  # as a terminal sends Ctrl-C: to the whole foreground group
-        assert process.wait(timeout=SHUTDOWN_SECONDS) == 130, stderr_path.read_text()
-        while alive(run_processes) and time.monotonic() - start < SHUTDOWN_SECONDS:
-            time.sleep(0.05)
-        assert alive(run_processes) == [], f'left running {time.monotonic() - start:.1f} s after Ctrl-C: {alive(run_processes)}'
-        assert [pid for pid, (state, _, session) in process_table().items() if session == process.pid and state != 'Z'] == []
+        wait_for((checkpoint_dir / 'PPO_CartPole-v1_0.ckpt').exists, process, stderr_path, 120)
+        placed, num_nodes = placement(stdout_path.read_text())
+        assert num_nodes == 2
+        # The node to lose: a worker node (the head holds the cluster's services) with an actor; the other actor is killed.
+        lost = next(actor for actor, (node, _) in placed.items() if not cluster.head_node.node_id.startswith(node))
+        (killed,) = set(placed) - {lost}
+        os.kill(placed[killed][1], signal.SIGKILL)
+        cluster.remove_node(next(node for node in cluster.worker_nodes if node.node_id.startswith(placed[lost][0])))
+        assert process.wait(timeout=120) == 0, stderr_path.read_text()[-3000:]
     finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
-        shutil.rmtree(temp_dir, ignore_errors=True)
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert alive([placed[killed][1], placed[lost][1]]) == []
     stderr = stderr_path.read_text()
-    assert 'Interrupted (SIGINT): stopping 2 actors' in stderr and TRACEBACK not in stderr, stderr[-3000:]
-    newest = max(checkpoint_dir.glob('*.ckpt'), key=os.path.getmtime)
-    loaded = checkpoint.load_checkpoint(str(newest), agent_name='IMPALA', environment_name='CartPole-v1')
-    assert loaded['counters']['env_steps'] >= 256
+    for actor in (killed, lost):
+        assert f'actor {actor} was restarted by Ray after its process or node died (restart 1 of at most 10); the run goes on' in stderr, stderr[-3000:]
+    assert '(restart 2 of' not in stderr
+    rows = read_csv(checkpoint_dir / 'PPO_CartPole-v1_results.csv')
+    assert [int(row['env_steps']) for row in rows] == [25088, 50176]  # 98 updates of 2 actors x 4 envs x 32 steps, twice
+    assert float(rows[-1]['eval_episode_return']) >= 475, rows
+    (train_dir,) = [os.path.join(runs_dir, run, 'train') for run in os.listdir(runs_dir)]
+    accumulator = EventAccumulator(train_dir, size_guidance={'scalars': 0})
+    accumulator.Reload()
+    restarts = [event.value for event in accumulator.Scalars(f'{trackers.LEARNER_STATISTICS_PREFIX}/actor_restarts')]
+    assert restarts == [1.0, 2.0]
+
+
+# --- runs that start their own Ray instance ------------------------------------------------------------------------
+
+
+# signal to a run's process group: (the agent it stops, its run script's extra flags)
+STOPS = {
+    'SIGINT': ('IMPALA', ('--batch_rollouts=2',)),  # Ctrl-C, as a terminal sends it
+    'SIGTERM': ('PPO', ()),  # a service manager or `timeout` stopping a process group
+}
+
+
+def test_ctrl_c_or_a_sigterm_to_the_process_group_ends_the_run_its_actors_and_its_ray_instance_within_5_s(tmp_path):
+    """Two runs, each with a Ray instance of its own, started together (Ray starts slowly on 2 cores) and stopped one
+    after the other: after the signal to its whole process group, each exits within 5 s with its checkpoint at the
+    stop, and no process of it (its Ray instance's included) is left."""
+    runs, temp_dirs = {}, []
+    try:
+        for signal_name, (agent, extra_flags) in STOPS.items():
+            temp_dirs.append(tempfile.mkdtemp(prefix='ray-', dir='/tmp'))
+            run_dir = tmp_path / signal_name
+            run_dir.mkdir()
+            command = [
+                python_executable(), '-m', f'deep_rl_zoo.{agent.lower()}.run_classic', *QUIET, '--backend=ray', '--environment_name=CartPole-v1',
+                '--num_actors=2', '--num_envs_per_actor=1', '--unroll_length=16', *extra_flags, '--num_train_steps=256',
+                '--num_iterations=100000', '--num_eval_steps=10', f'--checkpoint_dir={run_dir / "checkpoints"}',
+            ]  # fmt: skip
+            variables = dict(os.environ, **ray_environment(temp_dirs[-1]), OMP_NUM_THREADS='1', PYTHONUNBUFFERED='1')
+            with open(run_dir / 'stdout.txt', 'w') as stdout, open(run_dir / 'stderr.txt', 'w') as stderr:
+                runs[signal_name] = subprocess.Popen(command, cwd=run_dir, env=variables, stdout=stdout, stderr=stderr, start_new_session=True)
+        for signal_name, process in runs.items():
+            agent, _ = STOPS[signal_name]
+            wait_for((tmp_path / signal_name / 'checkpoints' / f'{agent}_CartPole-v1_0.ckpt').exists, process, tmp_path / signal_name / 'stderr.txt', 120)
+        for signal_name, process in runs.items():
+            stderr_path = tmp_path / signal_name / 'stderr.txt'
+            placed, _ = placement((tmp_path / signal_name / 'stdout.txt').read_text())
+            run_processes = descendants(process.pid)
+            assert {pid for _, pid in placed.values()} <= run_processes  # the actors are processes of the run's Ray instance
+            start = time.monotonic()
+            os.killpg(process.pid, getattr(signal, signal_name))
+            assert process.wait(timeout=SHUTDOWN_SECONDS) == 130, stderr_path.read_text()
+            while alive(run_processes) and time.monotonic() - start < SHUTDOWN_SECONDS:
+                time.sleep(0.05)
+            assert alive(run_processes) == [], f'left running {time.monotonic() - start:.1f} s after {signal_name}: {alive(run_processes)}'
+            assert [pid for pid, (state, _, session) in process_table().items() if session == process.pid and state != 'Z'] == []
+    finally:
+        for process in runs.values():
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+        for temp_dir in temp_dirs:
+            shutil.rmtree(temp_dir, ignore_errors=True)
+    for signal_name, (agent, _) in STOPS.items():
+        stderr = (tmp_path / signal_name / 'stderr.txt').read_text()
+        assert f'Interrupted ({signal_name}): stopping 2 actors' in stderr and TRACEBACK not in stderr, stderr[-3000:]
+        newest = max((tmp_path / signal_name / 'checkpoints').glob('*.ckpt'), key=os.path.getmtime)
+        loaded = checkpoint.load_checkpoint(str(newest), agent_name=agent, environment_name='CartPole-v1')
+        assert loaded['counters']['env_steps'] >= 256
