@@ -3,6 +3,7 @@
     python -m benchmarks.learning --agents dqn,ppo --environments CartPole-v1 --seeds 1,2,3
     python -m benchmarks.learning --agents ppo --environments Pendulum-v1 --max_steps 500000 --eval_every 25000
     python -m benchmarks.learning ... --reuse            # re-read the CSVs of an earlier run: tables and plots only
+    python -m benchmarks.learning --replot benchmarks/results/learning_evaluations.csv   # the plots from that CSV alone
 
 For each (agent, environment, seed) it launches the agent's own run script as a subprocess
 (`deep_rl_zoo.<agent>.run_classic`, `run_atari` for Atari games such as Pong, or `deep_rl_zoo.ppo.run_continuous`
@@ -14,6 +15,8 @@ evaluation, and reads the run's per-iteration results CSV. Outputs:
   threshold, final and best evaluation return, solved?) and one summary row per (agent, environment): median env
   steps and seconds to the threshold over all seeds (an unsolved seed counts as never, so the median is "not
   reached" when half the seeds or more fail) and the count of seeds solved;
+* `<out>_evaluations.csv`: every evaluation of every run (agent, environment, seed, threshold, env steps, eval
+  return, wall time), all the plots are drawn from: `--replot <out>_evaluations.csv` redraws them without the runs;
 * `screenshots/learning_<env>.png`: each agent's median evaluation return over its seeds against env steps, with a
   min-max band, one colour per agent (one panel per agent from 5 agents on), the threshold dashed;
 * `<dir of out>/raw/<name of out>/<agent>_<env>_seed<S>/`: each run's results.csv, timing.csv (seconds from
@@ -71,10 +74,12 @@ EVAL_STEPS = {
 }
 DEFAULT_EVAL_STEPS = 5_000  # MuJoCo tasks: five 1,000-step episodes
 # Agents whose run scripts sit in another package: name -> (package, suffix of the run script).
-VARIANTS = {'a2c_grad': ('a2c', '_grad'), 'ppo_plain': ('ppo_icm', '')}
+VARIANTS = {'a2c_grad': ('a2c', '_grad'), 'ppo_plain': ('ppo_icm', ''), 'ngu_plain': ('ngu', '')}
 # Flags a variant adds. ppo_plain is PPO-ICM's run script with the curiosity reward off: PPO with the network and
 # settings of the curiosity agents (the baseline of the README's curiosity table; ppo's own scripts take no MiniGrid).
-VARIANT_FLAGS = {'ppo_plain': ('--intrinsic_reward_coef=0',)}
+# ngu_plain is NGU with beta = 0 for every policy: R2D2-like recurrent replay learning without intrinsic reward, on the
+# tasks r2d2's own scripts do not take (MiniGrid).
+VARIANT_FLAGS = {'ppo_plain': ('--intrinsic_reward_coef=0',), 'ngu_plain': ('--intrinsic_reward_beta=0',)}
 CLASSIC_ENVIRONMENTS = ('CartPole-v1', 'LunarLander-v3', 'LunarLander-v2', 'MountainCar-v0', 'Acrobot-v1')
 # Atari games (our short names; APPO also takes Sample Factory's atari_<game>) run with the agent's run_atari.
 ATARI_ENVIRONMENTS = ('Pong', 'Breakout', 'Amidar', 'MontezumaRevenge', 'SpaceInvaders', 'Seaquest', 'Qbert', 'BeamRider')
@@ -372,6 +377,44 @@ def parse_run(run: Run, threshold: float) -> RunResult:
     )
 
 
+def _exact(value: float) -> str:
+    return '' if math.isnan(value) or math.isinf(value) else f'{value:.10g}'
+
+
+EVALUATION_COLUMNS = ('agent', 'environment', 'seed', 'threshold', 'env_steps', 'eval_return', 'wall_time_s')
+
+
+def write_evaluations_csv(path: Path, results: list[RunResult]) -> None:
+    """One row per evaluation of every run, in order (an empty return: no episode finished; an empty wall time:
+    unknown)."""
+    with open(path, 'w', newline='', encoding='utf-8') as file:
+        writer = csv.writer(file, lineterminator='\n')
+        writer.writerow(EVALUATION_COLUMNS)
+        for r in results:
+            for steps, value, seconds in zip(r.env_steps, r.eval_returns, r.seconds):
+                writer.writerow([r.run.agent, r.run.environment, r.run.seed, f'{r.threshold:g}', steps, _exact(value), _exact(seconds)])
+
+
+def read_evaluations_csv(path: Path) -> list[RunResult]:
+    """The runs of an evaluations CSV (`write_evaluations_csv`), as far as plots and tables need them (no files)."""
+    if not path.is_file():
+        raise SystemExit(f'error: --replot {path}: no such file (the benchmark writes <out>_evaluations.csv)')
+    results: dict[tuple[str, str, int], RunResult] = {}
+    rows = read_rows(path)
+    missing = set(EVALUATION_COLUMNS) - set(rows[0] if rows else EVALUATION_COLUMNS)
+    if missing:
+        raise SystemExit(f'error: {path} lacks the columns {", ".join(sorted(missing))}: pass a <out>_evaluations.csv of this benchmark')
+    for row in rows:
+        key = (row['agent'], row['environment'], int(row['seed']))
+        if key not in results:
+            results[key] = RunResult(Run(*key, path.parent), float(row['threshold']), [], [], [], [])
+        result = results[key]
+        result.env_steps.append(int(row['env_steps']))
+        result.eval_returns.append(_float(row['eval_return']))
+        result.seconds.append(_float(row['wall_time_s']))
+    return list(results.values())
+
+
 def _median(values: list[float]) -> float:
     """Median where an unsolved seed counts as +inf: inf when half the seeds or more did not solve."""
     return statistics.median(values)
@@ -624,6 +667,7 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     )
     parser.add_argument('--plot_ymin', type=float, default=None, help='start the plots\' y axis here (cuts off very low early returns)')
     parser.add_argument('--reuse', action='store_true', help='parse the CSVs of an earlier run instead of training')
+    parser.add_argument('--replot', default='', metavar='CSV', help='only redraw the plots (--screenshots_dir, --plot_ymin) from an <out>_evaluations.csv')
     args = parser.parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)
     if args.max_steps < 1 or args.eval_every < 1 or args.eval_every > args.max_steps:
@@ -636,6 +680,10 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
 def main(argv: Optional[list[str]] = None) -> int:
     """Trains (or re-reads) every run and writes the tables and plots; returns 1 when a run failed or is missing."""
     args = parse_args(argv)
+    if args.replot:
+        for path in plot(read_evaluations_csv(Path(args.replot)), Path(args.screenshots_dir), args.plot_ymin):
+            print(f'wrote {path}')
+        return 0
     out = Path(args.out)
     if not out.is_absolute():
         out = Path.cwd() / out
@@ -670,9 +718,11 @@ def main(argv: Optional[list[str]] = None) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.with_suffix('.md').write_text(report, encoding='utf-8')
     write_csv(out.with_suffix('.csv'), results, summaries)
+    evaluations = out.with_name(f'{out.name}_evaluations.csv')
+    write_evaluations_csv(evaluations, results)
     print()
     print(report)
-    print(f'wrote {out.with_suffix(".md")} and {out.with_suffix(".csv")}')
+    print(f'wrote {out.with_suffix(".md")}, {out.with_suffix(".csv")} and {evaluations}')
     for path in plot(results, Path(args.screenshots_dir), args.plot_ymin):
         print(f'wrote {path}')
     if args.keep_best_checkpoint:

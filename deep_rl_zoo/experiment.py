@@ -13,14 +13,19 @@ An experiment is named by `--experiment` (default `<AGENT>_<env>[_<tag>]`) and i
     <AGENT>_<env>_results.csv          one row per iteration
 
 (`--checkpoint_dir`, when given, takes the milestone and periodic checkpoints and the CSV instead.) TensorBoard writes
-one time-stamped run per session, `<runs_dir>/<env>-<AGENT>[-<tag>]-<time>/{train,eval}`, as before; the step axes
-of a resumed session continue where the checkpoint left them.
+under `<runs_dir>/<experiment>/{train,eval}`, every session of the experiment into the same folders, so it draws one
+continuing curve per experiment: a resumed session's step axes continue from its checkpoint, and the events an
+earlier session wrote after that step (work since lost and trained again) are hidden (TensorBoard's purge).
 
 Running the same command again (`--restart_behavior=resume`) continues from the newest checkpoint
 (`--load_checkpoint_kind=best`: from the best one) with the saved config, where only flags given on the command
 line override it. A resumed run keeps the results rows of the iterations its checkpoint finished, drops the later
 ones (they are trained again), moves checkpoints newer than the one it resumed from into `superseded_<time>/`,
-and its wall time continues. `restart` moves the old directory aside, `overwrite` deletes it (TensorBoard runs stay).
+and its wall time continues. `restart` moves the old directory, and the experiment's TensorBoard folder, aside to
+`<name>_old_<time>` (TensorBoard then shows the old run beside the new one); `overwrite` deletes both.
+
+A run script's console goes into log.txt whole (`console_log`): the lines printed before the experiment directory
+is known (the preset, resume overrides) and the final `error: ...` line or traceback of a run that fails.
 """
 
 import contextlib
@@ -35,6 +40,7 @@ import subprocess
 import sys
 import threading
 import time
+import traceback
 from typing import Any, Callable, Iterator, Optional, TextIO
 
 import numpy as np
@@ -107,10 +113,12 @@ class RunSettings:
     save_best_metric: str = 'none'  # the flag's default is eval_return
     save_best_after: int = 0
     save_replay: bool = False
+    config_flags: Optional[dict[str, Any]] = None  # what config.json keeps as the flags, when not `flags` (see `prepare`)
 
     @classmethod
-    def from_values(cls, agent_name: str, values: dict[str, Any]) -> 'RunSettings':
-        """Settings from the run's flag values (`flags.flag_values()` plus `environment_kind`)."""
+    def from_values(cls, agent_name: str, values: dict[str, Any], config_flags: Optional[dict[str, Any]] = None) -> 'RunSettings':
+        """Settings from the run's flag values (`flags.flag_values()` plus `environment_kind`); `config_flags`: the run
+        script's own flag values when `values` were translated from them (APPO)."""
         location = checkpoint_location(agent_name, values)
         has_experiment = 'train_dir' in values  # values of the shared flags; hand-made values name no experiment
         return cls(
@@ -142,6 +150,7 @@ class RunSettings:
             save_best_metric=values.get('save_best_metric', 'none'),
             save_best_after=int(values.get('save_best_after', 0)),
             save_replay=bool(values.get('save_replay', False)),
+            config_flags=config_flags,
         )
 
 
@@ -155,23 +164,30 @@ def explicit_flags(values: dict[str, Any]) -> frozenset[str]:
     return frozenset(name for name in values if name in absl_flags.FLAGS and absl_flags.FLAGS[name].present)
 
 
-def prepare(agent_name: str, values: dict[str, Any], explicit: frozenset[str]) -> dict[str, Any]:
-    """Applies `--restart_behavior` to the experiment's files and returns the values to run with: when resuming from
-    the experiment's own checkpoint, the saved config with only the `explicit` flags overriding it (one printed line
-    for each that differs). Call before building the agent, and build it from the returned values."""
+def prepare(
+    agent_name: str, values: dict[str, Any], explicit: frozenset[str], translate: Optional[Callable[[dict[str, Any]], dict[str, Any]]] = None
+) -> dict[str, Any]:
+    """Applies `--restart_behavior` to the experiment's files and returns the flag values to run with: when resuming
+    from the experiment's own checkpoint, the saved config with only the `explicit` flags overriding it (one printed
+    line for each that differs). Call before building the agent, and build it from the returned values.
+
+    `translate` is for a run script whose flags are not the run's values (APPO's are Sample Factory's): it makes the
+    run's values, which name the experiment, of the script's; `values`, the saved config and the result are then the
+    script's own (`RunSettings.config_flags`), so a resumed run translates them again as a fresh one does."""
     behavior = values.get('restart_behavior', 'resume')
     if behavior not in RESTART_BEHAVIORS:
         raise ValueError(f'--restart_behavior={behavior}: must be one of {", ".join(RESTART_BEHAVIORS)}')
-    name = experiment_name(agent_name, values)
-    directory = experiment_dir(agent_name, values)
-    location = checkpoint_location(agent_name, values)
-    paths = _run_paths(agent_name, values, directory, location)
+    located = translate(values) if translate is not None else values
+    name = experiment_name(agent_name, located)
+    directory = experiment_dir(agent_name, located)
+    location = checkpoint_location(agent_name, located)
+    paths = _run_paths(agent_name, located, directory, location)
     if behavior != 'resume':
         _clear_experiment(behavior, name, paths)
         return values
     if values.get('load_checkpoint_file'):
         return values  # a checkpoint named on the command line resumes with this command's flags (as before)
-    resume_from = find_resume_checkpoint(location, directory, agent_name, values['environment_name'], values.get('load_checkpoint_kind', 'latest'))
+    resume_from = find_resume_checkpoint(location, directory, agent_name, located['environment_name'], values.get('load_checkpoint_kind', 'latest'))
     config_path = os.path.join(directory, CONFIG_FILE)
     if resume_from is None or not os.path.exists(config_path):
         return values
@@ -195,9 +211,11 @@ def prepare(agent_name: str, values: dict[str, Any], explicit: frozenset[str]) -
 
 
 def _run_paths(agent_name: str, values: dict[str, Any], directory: str, location: str) -> list[str]:
-    """The files and directories of an experiment: its directory (config, log, best checkpoint) and, when
-    --checkpoint_dir is elsewhere, this agent's and environment's checkpoints and results CSV there."""
+    """The files and directories of an experiment: its directory (config, log, best checkpoint), its TensorBoard
+    folder and, when --checkpoint_dir is elsewhere, this agent's and environment's checkpoints and results CSV there."""
     paths = [directory]
+    if values.get('runs_dir'):
+        paths.append(os.path.join(values['runs_dir'], experiment_name(agent_name, values)))
     if os.path.abspath(location) != os.path.abspath(directory):
         environment = values['environment_name']
         paths += [file.path for file in checkpoint.list_checkpoints(location, agent_name, environment)]
@@ -252,7 +270,7 @@ class _Tee:
     """A console stream that also writes to the experiment's log (a live progress line, drawn with '\\r', is not
     logged)."""
 
-    def __init__(self, stream: TextIO, log: TextIO):
+    def __init__(self, stream: TextIO, log: Any):
         self._stream = stream
         self._log = log
         self._after_redraw = False
@@ -272,6 +290,67 @@ class _Tee:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
+
+
+class _ConsoleRecord:
+    """The log a run script's console goes to: text is held until the experiment opens its log.txt (`attach`), then
+    written there as it comes."""
+
+    def __init__(self) -> None:
+        self.held: list[str] = []
+        self.file: Optional[TextIO] = None
+        self.closed = False
+
+    def write(self, text: str) -> None:
+        if self.file is not None:
+            self.file.write(text)
+        else:
+            self.held.append(text)
+
+    def attach(self, path: str, header: str) -> None:
+        self.file = open(path, 'a', encoding='utf-8', buffering=1)  # pylint: disable=consider-using-with
+        self.file.write(header + ''.join(self.held))
+        self.held = []
+
+    def flush(self) -> None:
+        if self.file is not None:
+            self.file.flush()
+
+    def close(self) -> None:
+        self.closed = True
+        if self.file is not None:
+            self.file.close()
+
+
+_console: Optional[_ConsoleRecord] = None  # the running script's console, while `console_log` records it
+
+
+@contextlib.contextmanager
+def console_log() -> Iterator[None]:
+    """Records what a run script's console shows (stdout and stderr) for its experiment's log.txt, from before the
+    experiment directory is known (the preset line, resume overrides) to the last line: the `error: ...` of a
+    `SystemExit` (which the interpreter prints on the way out) or the traceback of a crash. Text of a run that ends
+    before its experiment starts (a bad flag, an unreadable checkpoint) is written nowhere."""
+    global _console  # pylint: disable=global-statement
+    record = _ConsoleRecord()
+    streams = (sys.stdout, sys.stderr)
+    sys.stdout, sys.stderr = _Tee(sys.stdout, record), _Tee(sys.stderr, record)
+    _console = record
+    try:
+        yield
+    except SystemExit as stop:
+        if isinstance(stop.code, str):
+            record.write(stop.code + '\n')
+        raise
+    except BaseException:
+        record.write(traceback.format_exc())
+        raise
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+        sys.stdout, sys.stderr = streams
+        _console = None
+        record.close()
 
 
 def _git_commit() -> dict[str, Any]:
@@ -349,12 +428,13 @@ class Experiment:
             self._supersede_later_checkpoints(resume_from)
             self._drop_later_results()
         self._write_config()
-        run_name = trackers.make_run_name(settings.environment_name, settings.agent_name, settings.tag)
+        board = settings.experiment_name or experiment_name(settings.agent_name, {'environment_name': settings.environment_name, 'tag': settings.tag})
+        purge_step = self.env_steps + 1 if resume_from else None  # earlier sessions' events after the checkpoint: trained again
         self.train_logger = trackers.RunLogger(
-            run_name, 'train', settings.use_tensorboard, settings.runs_dir, frames_per_step, start_env_steps=self.env_steps
+            board, 'train', settings.use_tensorboard, settings.runs_dir, frames_per_step, start_env_steps=self.env_steps, purge_step=purge_step
         )
         self.eval_logger = trackers.RunLogger(
-            run_name, 'eval', settings.use_tensorboard, settings.runs_dir, frames_per_step, start_env_steps=self.env_steps
+            board, 'eval', settings.use_tensorboard, settings.runs_dir, frames_per_step, start_env_steps=self.env_steps, purge_step=purge_step
         )
         self.results = trackers.CsvResults(settings.results_csv_path)
         self.episodes = trackers.CsvResults(settings.episodes_csv_path) if settings.episodes_csv_path else None
@@ -379,9 +459,13 @@ class Experiment:
         if not self.settings.experiment_dir:
             return
         os.makedirs(self.settings.experiment_dir, exist_ok=True)
-        self._log = open(os.path.join(self.settings.experiment_dir, LOG_FILE), 'a', encoding='utf-8', buffering=1)  # pylint: disable=consider-using-with
-        stamp = datetime.datetime.now().isoformat(timespec='seconds')
-        self._log.write(f'=== {stamp} {" ".join(sys.argv)}\n')
+        path = os.path.join(self.settings.experiment_dir, LOG_FILE)
+        header = f'=== {datetime.datetime.now().isoformat(timespec="seconds")} {" ".join(sys.argv)}\n'
+        if _console is not None and _console.file is None:  # a run script's console, recorded since it started
+            _console.attach(path, header)
+            return
+        self._log = open(path, 'a', encoding='utf-8', buffering=1)  # pylint: disable=consider-using-with
+        self._log.write(header)
         self._original_streams = (sys.stdout, sys.stderr)
         sys.stdout, sys.stderr = _Tee(sys.stdout, self._log), _Tee(sys.stderr, self._log)
 
@@ -394,7 +478,7 @@ class Experiment:
             'agent_name': self.settings.agent_name,
             'environment_name': self.settings.environment_name,
             'command_line': sys.argv,
-            'flags': self.settings.flags,
+            'flags': self.settings.flags if self.settings.config_flags is None else self.settings.config_flags,
             'versions': checkpoint.library_versions(),
             **_git_commit(),
             'written_at': datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds'),

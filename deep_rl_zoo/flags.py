@@ -14,6 +14,7 @@ from absl import app, flags
 from deep_rl_zoo import gradient_compression
 from deep_rl_zoo.checkpoint import CheckpointError
 from deep_rl_zoo.distributed import ActorCrashError
+from deep_rl_zoo.experiment import console_log
 
 FLAGS = flags.FLAGS
 _OWN_FLAG_NAMES: set[str] = set()  # flags defined here (not absl's own), saved in checkpoints
@@ -211,11 +212,12 @@ def run(main: Callable[[], None]) -> None:
     def guarded_main(argv: list[str]) -> None:
         if len(argv) > 1:
             sys.exit(f'error: unexpected arguments {argv[1:]}; every option is a --flag=value')
-        try:
-            apply_preset()
-            main()
-        except (ValueError, CheckpointError, ActorCrashError) as error:
-            sys.exit(f'error: {error}')
+        with console_log():  # all the console shows, for the experiment's log.txt
+            try:
+                apply_preset()
+                main()
+            except (ValueError, CheckpointError, ActorCrashError) as error:
+                sys.exit(f'error: {error}')
 
     def parse_flags(argv: list[str]) -> list[str]:
         try:
@@ -403,6 +405,33 @@ def define_r2d2() -> None:
     flags.DEFINE_float('exploration_epsilon_base', 0.4, 'Ape-X epsilon ladder: environment i of N acts with base^(1 + alpha i / (N - 1)); base alone when N = 1.', lower_bound=0.0, upper_bound=1.0)
     flags.DEFINE_float('exploration_epsilon_alpha', 7.0, 'alpha of the Ape-X epsilon ladder (7 in the paper).', lower_bound=0.0)
     _define_eval_exploration_epsilon()
+
+
+@_record_new_flags
+def define_ngu(*, agent57: bool = False) -> None:
+    """Flags of NGU (Badia et al. 2020, "Never Give Up"; defaults are its appendix F values) on R2D2's
+    (`define_r2d2`, without n_step and discount: NGU learns by Retrace with the discounts of its N policies), and with
+    `agent57` the meta-controller's of Agent57 (Badia et al. 2020). Call after `define_common`."""
+    define_r2d2()
+    _hide_flags('n_step', 'discount')
+    flags.DEFINE_integer('num_policies', 32, 'N: policies (beta_j, gamma_j) learned by one network; policy 0 exploits (32 in the paper).', lower_bound=2)
+    flags.DEFINE_float('intrinsic_reward_beta', 0.3, 'beta of the most exploratory policy: policy j learns r^e + beta_j r^i (0.3 in the paper).', lower_bound=0.0)
+    flags.DEFINE_float('gamma_max', 0.997, 'Discount of policy 0 (0.997 in the paper).', lower_bound=0.0, upper_bound=1.0)
+    flags.DEFINE_float('gamma_min', 0.99, 'Discount of policy N - 1 (0.99 in the paper).', lower_bound=0.0, upper_bound=1.0)
+    flags.DEFINE_float('retrace_lambda', 0.95, 'lambda of the Retrace traces c = lambda min(1, pi / mu) (0.95 in the paper).', lower_bound=0.0, upper_bound=1.0)
+    flags.DEFINE_float('intrinsic_learning_rate', 5e-4, 'Adam learning rate of the embedding network and the RND predictor (5e-4 in the paper).', lower_bound=0.0)
+    flags.DEFINE_integer('intrinsic_train_steps', 5, 'Last real steps of each replayed sequence that train the embedding and RND (5 in the paper).', lower_bound=1)
+    flags.DEFINE_integer('episodic_memory_capacity', 30_000, 'Embeddings kept in each environment\'s episodic memory (30,000 in the paper).', lower_bound=1)
+    flags.DEFINE_integer('num_neighbours', 10, 'k of the episodic k-nearest-neighbour bonus (10 in the paper).', lower_bound=1)
+    flags.DEFINE_float('kernel_epsilon', 1e-4, 'epsilon of the kernel K = epsilon / (d^2 / d_m^2 + epsilon) (1e-4 in the paper).', lower_bound=0.0)
+    flags.DEFINE_float('pseudo_count_constant', 1e-3, 'c of the episodic reward 1 / (sqrt(sum K) + c) (1e-3 in the paper).', lower_bound=0.0)
+    flags.DEFINE_float('cluster_distance', 8e-3, 'xi: normalised squared distances below it count as 0 (0.008 in the paper).', lower_bound=0.0)
+    flags.DEFINE_float('max_similarity', 8.0, 's_max: no episodic reward where sqrt(sum K) + c exceeds it (8 in the paper).', lower_bound=0.0)
+    flags.DEFINE_float('max_lifelong_modulation', 5.0, 'L: the lifelong factor 1 + (err - mean) / std is clipped to [1, L] (5 in the paper).', lower_bound=1.0)
+    if agent57:
+        flags.DEFINE_integer('ucb_window_size', 160, 'Episodes of each environment the meta-controller\'s sliding-window UCB looks back on.', lower_bound=1)
+        flags.DEFINE_float('ucb_beta', 1.0, 'beta of the UCB bonus beta sqrt(1 / N(j)).', lower_bound=0.0)
+        flags.DEFINE_float('ucb_epsilon', 0.5, 'Chance the meta-controller picks a uniformly random policy for an episode.', lower_bound=0.0, upper_bound=1.0)
 
 
 @_record_new_flags

@@ -364,17 +364,17 @@ def train_actors_and_learner(
     asynchronous: bool = False,
     values: Optional[dict[str, Any]] = None,
     make_eval_actor: Optional[Callable[[nn.Module, torch.device], Actor]] = None,
+    config_flags: Optional[dict[str, Any]] = None,
 ) -> None:
-    """Entry point of the actors + learner run scripts (PPO, IMPALA, ...): everything from the flags (or from
-    `values`, for agents whose flags have other names), then iterations; `asynchronous` runs the loop's
-    asynchronous mode with the flags of `flags.define_asynchronous`. The evaluation actor is
-    `make_eval_actor(learner.network, device)` (IMPALA's recurrent policy), by default `PolicyGreedyActor`."""
+    """Entry point of the actors + learner run scripts (PPO, IMPALA, ...): everything from the flags, then
+    iterations; `asynchronous` runs the loop's asynchronous mode with the flags of `flags.define_asynchronous`. The
+    evaluation actor is `make_eval_actor(learner.network, device)` (IMPALA's recurrent policy), by default
+    `PolicyGreedyActor`. An agent whose flags have other names (APPO) hands in the run's `values`, translated from
+    `config_flags`, its script's flag values, to which it applied `experiment.prepare` itself."""
     from deep_rl_zoo import flags
 
-    # Values handed in (APPO translates its own flags) count as given: a resumed run keeps them.
-    explicit = frozenset(values) if values is not None else None
-    values = canonical_environment(values if values is not None else {**flags.flag_values(), 'environment_kind': kind})
-    explicit = explicit if explicit is not None else experiment_lib.explicit_flags(values)
+    prepared = values is not None
+    values = canonical_environment(values if prepared else {**flags.flag_values(), 'environment_kind': kind})
     async_settings = AsyncSettings.from_values(values) if asynchronous else None
 
     def build(values: dict[str, Any]) -> tuple[VectorEnvironment, torch.device, Learner]:
@@ -389,7 +389,7 @@ def train_actors_and_learner(
         return eval_env, device, build_learner(network, values, total_updates, device)
 
     eval_env, device, learner = build(values)
-    resolved = experiment_lib.prepare(learner.agent_name, values, explicit)
+    resolved = values if prepared else experiment_lib.prepare(learner.agent_name, values, experiment_lib.explicit_flags(values))
     if resolved != values:  # the saved config of the experiment differs: build again from it
         eval_env.close()
         values = resolved
@@ -398,7 +398,7 @@ def train_actors_and_learner(
 
     make_actor = _ActorFactory(kind, values, make_network, build_actor)
     spec = rollout_spec(eval_env, values['num_envs_per_actor'], values['unroll_length'])
-    experiment = Experiment(RunSettings.from_values(learner.agent_name, values), eval_env)
+    experiment = Experiment(RunSettings.from_values(learner.agent_name, values, config_flags), eval_env)
     if make_eval_actor is not None:
         eval_actor = make_eval_actor(learner.network, device)
     else:

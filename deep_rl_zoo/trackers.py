@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import collections
 import csv
-import datetime
 import math
 import os
 import sys
@@ -36,19 +35,6 @@ LEARNER_STATISTICS_PREFIX = "learner_statistics(learner_steps)"
 RECENT_EPISODES_KEPT = 1000
 # A terminal line is redrawn at most this often, however often `ConsoleProgress.update` is called.
 _TTY_REFRESH_SECONDS = 0.5
-
-
-def make_run_name(environment_name: str, agent_name: str, tag: str = "") -> str:
-    """Returns '<env>-<agent>[-<tag>]-<YYYYmmdd-HHMMSS>', e.g. 'ALE-Pong-v5-DQN-20240131-235959'."""
-    if not environment_name:
-        raise ValueError("environment_name must be a non-empty string")
-    if not agent_name:
-        raise ValueError("agent_name must be a non-empty string")
-    parts = [environment_name.replace("/", "-"), agent_name]
-    if tag:
-        parts.append(tag.replace("/", "-"))
-    parts.append(datetime.datetime.now().strftime("%Y%m%d-%H%M%S"))
-    return "-".join(parts)
 
 
 class EpisodeTracker:
@@ -115,9 +101,9 @@ def _newest_frame_as_image(image: np.ndarray) -> tuple[np.ndarray, str]:
 class RunLogger:
     """One log stream (train / eval / actor_<i> / learner) of one run.
 
-    With use_tensorboard=True the stream writes TensorBoard event files under runs_dir/run_name/stream;
-    with use_tensorboard=False (--nouse_tensorboard) it writes no files at all but still keeps its
-    in-memory statistics.
+    With use_tensorboard=True the stream writes TensorBoard event files under runs_dir/run_name/stream, beside
+    those of earlier sessions of the same run (TensorBoard reads them as one); with use_tensorboard=False
+    (--nouse_tensorboard) it writes no files at all but still keeps its in-memory statistics.
     """
 
     def __init__(
@@ -129,17 +115,20 @@ class RunLogger:
         frames_per_step: int = 1,
         *,
         start_env_steps: int = 0,
+        purge_step: int | None = None,
         clock: Callable[[], float] = time.monotonic,
     ):
         """Creates the stream.
 
         Args:
-          run_name: from `make_run_name`.
+          run_name: the run's folder under runs_dir (the experiment's name).
           stream: 'train', 'eval', 'actor_<i>', 'learner', ...
           use_tensorboard: write TensorBoard event files.
           runs_dir: the directory holding all runs.
           frames_per_step: emulator frames per env step (the Atari frame skip) for `frame_rate`.
           start_env_steps: env steps already taken when logging starts (non-zero when resuming).
+          purge_step: a resumed session's first step: TensorBoard hides the events earlier sessions wrote to this
+            stream at or after it (work lost and trained again), so the curve continues without a fold.
           clock: seconds, for `step_rate`.
         """
         if not run_name:
@@ -151,7 +140,7 @@ class RunLogger:
         self.log_dir = os.path.join(runs_dir, run_name, stream)
         self.frames_per_step = frames_per_step
         self._clock = clock
-        self._writer = SummaryWriter(log_dir=self.log_dir) if use_tensorboard else None
+        self._writer = SummaryWriter(log_dir=self.log_dir, purge_step=purge_step) if use_tensorboard else None
         self._pending_episodes: list[tuple[float, int]] = []
         self._recent_returns: collections.deque[float] = collections.deque(maxlen=RECENT_EPISODES_KEPT)
         self._latest_env_steps = start_env_steps

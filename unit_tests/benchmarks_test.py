@@ -155,6 +155,9 @@ def test_tiny_learning_benchmark_writes_tables_plots_and_checkpoint(tmp_path):
     timing = list(csv.DictReader(open(tmp_path / 'results' / 'raw' / 'learning' / 'ppo_CartPole-v1_seed1' / 'timing.csv')))
     assert len(timing) == 2 and 0 < float(timing[0]['seconds_since_launch']) <= float(timing[1]['seconds_since_launch'])
     assert '| ppo | CartPole-v1 | 1 | -1 | 1,024 |' in out.with_suffix('.md').read_text()
+    evaluations = list(csv.DictReader(open(tmp_path / 'results' / 'learning_evaluations.csv')))  # every evaluation, for --replot
+    assert [(row['agent'], row['seed'], row['env_steps']) for row in evaluations] == [('ppo', '1', '1024'), ('ppo', '1', '2048')]
+    assert [float(row['wall_time_s']) for row in evaluations] == pytest.approx([float(row['seconds_since_launch']) for row in timing], rel=1e-9)
     assert (tmp_path / 'shots' / 'learning_CartPole-v1.png').read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
     assert (tmp_path / 'keep' / 'PPO_CartPole-v1.ckpt').stat().st_size > 0
     # --reuse re-reads the CSVs without training.
@@ -182,3 +185,28 @@ def test_stop_when_solved_ends_a_run_at_its_first_evaluation_over_the_threshold(
     [run, summary] = list(csv.DictReader(open(out.with_suffix('.csv'))))
     assert run['env_steps_to_threshold'] == '1024' and summary['solved'] == '1/1'
     assert int(run['total_env_steps']) < 1024 * 20  # stopped within a few iterations of 1,000 planned
+
+
+def test_replot_redraws_the_plots_from_the_evaluations_csv_alone(tmp_path, capsys):
+    results = [_result('dqn', 1, [1000, 2000], [10.0, 480.0]), _result('dqn', 2, [1000, 2000], [30.0, math.nan]), _result('ppo', 1, [1000], [5.0])]
+    results[0].seconds[:] = [1.5, 3.25]
+    path = tmp_path / 'learning_evaluations.csv'
+    learning.write_evaluations_csv(path, results)
+    assert path.read_text().splitlines() == [
+        'agent,environment,seed,threshold,env_steps,eval_return,wall_time_s',
+        'dqn,CartPole-v1,1,475,1000,10,1.5', 'dqn,CartPole-v1,1,475,2000,480,3.25',
+        'dqn,CartPole-v1,2,475,1000,30,', 'dqn,CartPole-v1,2,475,2000,,',  # no finished episode; wall time unknown
+        'ppo,CartPole-v1,1,475,1000,5,',
+    ]  # fmt: skip
+    again = learning.read_evaluations_csv(path)
+    assert [(r.run.agent, r.run.seed, r.threshold, r.env_steps) for r in again] == [('dqn', 1, 475.0, [1000, 2000]), ('dqn', 2, 475.0, [1000, 2000]), ('ppo', 1, 475.0, [1000])]
+    assert learning.seed_band(again[:2]) == ([1000, 2000], [20.0, 480.0], [10.0, 480.0], [30.0, 480.0])
+    assert again[0].seconds == [1.5, 3.25] and math.isnan(again[1].eval_returns[1])
+    assert learning.main(['--replot', str(path), '--screenshots_dir', str(tmp_path / 'shots')]) == 0
+    assert capsys.readouterr().out == f'wrote {tmp_path / "shots" / "learning_CartPole-v1.png"}\n'
+    assert (tmp_path / 'shots' / 'learning_CartPole-v1.png').read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
+    summary = tmp_path / 'learning.csv'
+    summary.write_text('kind,agent,environment,seed,threshold\nrun,dqn,CartPole-v1,1,475\n')  # the per-run CSV: no evaluations
+    with pytest.raises(SystemExit, match='lacks the columns env_steps, eval_return, wall_time_s'):
+        learning.read_evaluations_csv(summary)
+

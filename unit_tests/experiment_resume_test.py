@@ -54,6 +54,7 @@ def read_csv(path):
 DQN_FLAGS = (
     '--num_iterations=1', '--num_train_steps=2000', '--num_eval_steps=0', '--min_replay_size=200', '--batch_size=32',
     '--learning_rate=0.001', '--save_every_sec=1', '--save_replay', '--nouse_tensorboard', '--noprogress', '--train_dir=exp',
+    '--preset=none',  # run_classic's defaults (learn_interval 1), not the tuned CartPole preset
 )  # fmt: skip
 
 
@@ -91,7 +92,9 @@ def test_dqn_killed_mid_iteration_resumes_from_its_periodic_checkpoint_and_learn
     assert last['counters']['env_steps'] == 2050 and last['flags']['learning_rate'] == 0.001
     assert [(row['iteration'], row['env_steps']) for row in read_csv(os.path.join(experiment_dir, 'DQN_CartPole-v1_results.csv'))] == [('0', '2000'), ('1', '2050')]
     with open(os.path.join(experiment_dir, 'log.txt')) as log:
-        assert log.read().count('=== ') == 3  # one header per session
+        sessions = log.read().split('=== ')
+    assert len(sessions) == 4  # one header per session
+    assert f'resume: --num_iterations=2 from the command line overrides 1 of {config}\n' in sessions[3]  # printed before the log opened
 
 
 PPO_FLAGS = ('--num_iterations=1', '--num_train_steps=12800', '--num_eval_steps=0', '--save_every_sec=1', '--nouse_tensorboard', '--noprogress', '--train_dir=exp')

@@ -9,6 +9,7 @@ import io
 import json
 import math
 import os
+import sys
 import threading
 import time
 import types
@@ -17,6 +18,8 @@ import gymnasium
 import numpy as np
 import pytest
 import torch
+from tensorboard.backend.event_processing import event_accumulator
+from tensorboard.summary.writer import event_file_writer
 
 from deep_rl_zoo import checkpoint, experiment, gym_env
 from deep_rl_zoo.experiment import Experiment, RunSettings
@@ -297,8 +300,8 @@ def test_default_experiment_name_directory_and_files(tmp_path):
     make_experiment_files(tmp_path, values)
     directory = tmp_path / 'train' / 'DQN_ALE-Pong-v5_lr3'
     assert sorted(os.listdir(directory)) == ['DQN_ALE-Pong-v5_0.ckpt', 'DQN_ALE_Pong-v5_results.csv', 'config.json', 'log.txt']
-    (board,) = os.listdir(tmp_path / 'runs')  # TensorBoard: one time-stamped run per session, as before
-    assert board.startswith('ALE-Pong-v5-DQN-lr3-') and sorted(os.listdir(tmp_path / 'runs' / board)) == ['eval', 'train']
+    assert os.listdir(tmp_path / 'runs') == ['DQN_ALE-Pong-v5_lr3']  # TensorBoard: runs/<experiment>/{train,eval}
+    assert sorted(os.listdir(tmp_path / 'runs' / 'DQN_ALE-Pong-v5_lr3')) == ['eval', 'train']
     config = json.loads((directory / 'config.json').read_text())
     assert config['flags']['learning_rate'] == 1e-3 and config['flags']['train_dir'] == str(tmp_path / 'train')
     assert config['experiment'] == 'DQN_ALE-Pong-v5_lr3' and config['agent_name'] == 'DQN'
@@ -317,11 +320,15 @@ def test_restart_moves_the_experiment_aside_and_overwrite_deletes_it(tmp_path, c
     assert f'{NAME}_0.ckpt' in os.listdir(moved) and 'config.json' in os.listdir(moved)
     assert f'restart: moved {directory} of experiment {NAME} to {moved}' in capsys.readouterr().out
 
+    (board,) = [name for name in os.listdir(tmp_path / 'runs') if name.startswith(f'{NAME}_old_')]  # its TensorBoard folder too
+    assert sorted(os.listdir(tmp_path / 'runs')) == [board] and sorted(os.listdir(tmp_path / 'runs' / board)) == ['eval', 'train']
+
     make_experiment_files(tmp_path, values)
     experiment.prepare('DQN', {**values, 'restart_behavior': 'overwrite'}, frozenset())
     assert not directory.exists() and moved.exists()  # only the experiment's own files go
-    assert len(os.listdir(tmp_path / 'runs')) >= 1  # TensorBoard runs stay
-    assert f'overwrite: deleted {directory} of experiment {NAME}' in capsys.readouterr().out
+    assert os.listdir(tmp_path / 'runs') == [board]
+    out = capsys.readouterr().out
+    assert f'overwrite: deleted {directory} of experiment {NAME}' in out and f'overwrite: deleted {tmp_path / "runs" / NAME} of experiment' in out
 
 
 def test_restart_with_a_separate_checkpoint_dir_moves_only_this_runs_files(tmp_path):
@@ -345,6 +352,118 @@ def test_resume_reloads_the_saved_config_and_explicit_flags_override_it(tmp_path
     # Nothing to resume from, or a checkpoint named on the command line: this command's flags as they are.
     assert experiment.prepare('DQN', {**later, 'load_checkpoint_file': 'x.ckpt'}, frozenset()) == {**later, 'load_checkpoint_file': 'x.ckpt'}
     assert experiment.prepare('DQN', flag_values(tmp_path, experiment='new'), frozenset()) == flag_values(tmp_path, experiment='new')
+
+
+def appo_script_values(tmp_path, **overrides):
+    """APPO's run script's flag values (Sample Factory's names, untranslated), with the experiment's."""
+    values = {
+        **flag_values(tmp_path, environment_name='atari_amidar', num_iterations=10), 'use_rnn': False, 'num_policies': 1, 'rollout': 128,
+        'num_envs_per_worker': 2, 'num_workers': 16, 'batch_size': 1024, 'num_batches_per_epoch': 8, 'num_epochs': 4, 'recurrence': 1,
+        'async_rl': True, 'num_batches_to_accumulate': 2, 'max_policy_lag': 1000, 'gamma': 0.99, 'train_for_env_steps': 100_000_000,
+        'env_frameskip': 4, 'env_framestack': 4, 'summaries_use_frameskip': True, 'num_train_steps': 1_000_000, 'num_eval_steps': 0,
+        'episodes_csv_path': '', 'use_tensorboard': False, 'debug_screenshots_interval': 0, 'progress': False,
+    }  # fmt: skip
+    values.update(overrides)
+    return values
+
+
+def test_appo_resumes_from_its_saved_sample_factory_flags_translated_again(tmp_path, capsys):
+    from deep_rl_zoo.appo import agent as appo
+
+    first, values = appo.experiment_values('atari', appo_script_values(tmp_path), frozenset({'environment_name'}))
+    assert (values['environment_name'], values['num_iterations'], values['train_for_env_steps'], values['max_policy_lag']) == ('Amidar', 25, 25_000_000, 31)
+    run = Experiment(RunSettings.from_values('APPO', values, config_flags=first), VECTOR_ENV)
+    run_iteration(run)
+    run.close()
+    config = tmp_path / 'train' / 'APPO_Amidar' / 'config.json'
+    saved = json.loads(config.read_text())['flags']
+    assert (saved['environment_name'], saved['train_for_env_steps'], saved['max_policy_lag']) == ('atari_amidar', 100_000_000, 1000)  # as given
+    capsys.readouterr()
+
+    # The same command again, now with --num_iterations=30, while the script's defaults have changed: the saved flags
+    # come back, the explicit one overrides them, and the translation starts from Sample Factory's values again.
+    later = appo_script_values(tmp_path, num_iterations=30, num_epochs=1, max_policy_lag=50, train_for_env_steps=0)
+    resumed, values = appo.experiment_values('atari', later, frozenset({'environment_name', 'num_iterations'}))
+    assert (resumed['num_epochs'], resumed['max_policy_lag'], resumed['train_for_env_steps'], resumed['num_iterations']) == (4, 1000, 100_000_000, 30)
+    assert (values['num_iterations'], values['train_for_env_steps'], values['max_policy_lag'], values['num_actors']) == (30, 25_000_000, 31, 16)
+    assert capsys.readouterr().out.splitlines() == [f'resume: --num_iterations=30 from the command line overrides 10 of {config}']
+    again = Experiment(RunSettings.from_values('APPO', values, config_flags=resumed), VECTOR_ENV)
+    again.close()
+    assert again.first_iteration == 1 and again.env_steps == 10
+
+
+class LaterEventFiles:
+    """TensorBoard reads a folder's event files in name order, which starts with the second the file was made: the
+    sessions of a test, within one second of one process, are each named `offset` seconds later than the last."""
+
+    def __init__(self):
+        self.offset = 0
+
+    def __getattr__(self, name):
+        return getattr(time, name)
+
+    def time(self):
+        return time.time() + self.offset
+
+
+def train_returns(tmp_path):
+    """(env steps, return) of the train stream of runs/exp/ as TensorBoard shows them."""
+    accumulator = event_accumulator.EventAccumulator(str(tmp_path / 'runs' / 'exp' / 'train'), size_guidance={'scalars': 0})
+    accumulator.Reload()
+    return [(event.step, event.value) for event in accumulator.Scalars('performance(env_steps)/episode_return')]
+
+
+def test_tensorboard_shows_one_continuing_curve_per_experiment_over_its_sessions(tmp_path, monkeypatch):
+    later = LaterEventFiles()
+    monkeypatch.setattr(event_file_writer, 'time', later)
+
+    def session(returns, **overrides):
+        later.offset += 10
+        run = Experiment(settings(tmp_path, use_tensorboard=True, **overrides), VECTOR_ENV)
+        for value, iteration in zip(returns, run.iterations):
+            run.record_train_step(10, [(value, 10)], OBSERVATION)
+            run.end_iteration(iteration, state(), 0, {}, {}, lambda: {})
+        run.close()
+
+    session([1.0, 2.0, 3.0])
+    assert os.listdir(tmp_path / 'runs') == ['exp'] and train_returns(tmp_path) == [(10, 1.0), (20, 2.0), (30, 3.0)]
+    # Resumed from iteration 0 and stopped before its next iteration ended: what came after iteration 0 is hidden.
+    session([], load_checkpoint_file=str(tmp_path / 'experiment' / f'{NAME}_0.ckpt'))
+    assert train_returns(tmp_path) == [(10, 1.0)]
+    session([5.0])  # the same command again: on from iteration 0's checkpoint, in the same folder
+    assert os.listdir(tmp_path / 'runs') == ['exp'] and sorted(os.listdir(tmp_path / 'runs' / 'exp')) == ['eval', 'train']
+    assert train_returns(tmp_path) == [(10, 1.0), (20, 5.0)]
+
+
+@pytest.mark.parametrize('ending, last_line', [
+    (lambda: sys.exit('error: could not write checkpoint x'), 'error: could not write checkpoint x'),  # as flags.run ends
+    (lambda: 1 / 0, 'ZeroDivisionError: division by zero'),  # a crash: its traceback
+])  # fmt: skip
+def test_the_log_holds_what_the_console_showed_before_the_experiment_started_and_the_last_line(tmp_path, ending, last_line):
+    make_experiment_files(tmp_path, flag_values(tmp_path))
+    values = flag_values(tmp_path, num_iterations=3)
+    with pytest.raises((SystemExit, ZeroDivisionError)):
+        with experiment.console_log():
+            print('preset CartPole-v1 (...): --learning_rate=0.001')  # printed before the experiment directory is known
+            resolved = experiment.prepare('DQN', values, frozenset({'num_iterations'}))
+            run = Experiment(RunSettings.from_values('DQN', {
+                **resolved, 'num_train_steps': 10, 'num_eval_steps': 0, 'episodes_csv_path': '', 'use_tensorboard': False,
+                'debug_screenshots_interval': 0, 'progress': False,
+            }), VECTOR_ENV)  # fmt: skip
+            run_iteration(run)
+            run.close()
+            print('after the run')
+            ending()
+    assert not isinstance(sys.stdout, experiment._Tee) and not isinstance(sys.stderr, experiment._Tee)  # the console is given back
+    config = tmp_path / 'train' / NAME / 'config.json'
+    session = (tmp_path / 'train' / NAME / 'log.txt').read_text().split('=== ')[-1].splitlines()
+    assert session[1:4] == [
+        'preset CartPole-v1 (...): --learning_rate=0.001',
+        f'resume: --num_iterations=3 from the command line overrides 2 of {config}',
+        f'Resuming from {tmp_path}/train/{NAME}/{NAME}_0.ckpt: iteration 1, 10 env steps',
+    ]
+    assert session[4].startswith('iteration 1: env steps 20,') and session[5] == 'after the run'
+    assert session[-1] == last_line and (session[6] == 'Traceback (most recent call last):') == last_line.startswith('ZeroDivisionError')
 
 
 # ------------------------------------------------------------------------------------------------ progress line

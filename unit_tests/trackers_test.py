@@ -1,10 +1,8 @@
 """Tests for deep_rl_zoo.trackers."""
 
-import datetime
 import io
 import math
 import os
-import re
 
 import numpy as np
 import pytest
@@ -45,20 +43,6 @@ def _scalars(accumulator, tag):
 def _decoded_image(accumulator, tag):
     (event,) = accumulator.Images(tag)
     return np.asarray(Image.open(io.BytesIO(event.encoded_image_string)).convert("RGB"))
-
-
-def test_make_run_name():
-    before = datetime.datetime.now().replace(microsecond=0)
-    name = trackers.make_run_name("ALE/Pong-v5", "DQN")
-    tagged = trackers.make_run_name("Breakout", "PPO", tag="lr3e-4")
-    after = datetime.datetime.now()
-
-    match = re.fullmatch(r"ALE-Pong-v5-DQN-(\d{8}-\d{6})", name)
-    assert match
-    assert before <= datetime.datetime.strptime(match.group(1), "%Y%m%d-%H%M%S") <= after
-    assert re.fullmatch(r"Breakout-PPO-lr3e-4-\d{8}-\d{6}", tagged)
-    with pytest.raises(ValueError, match="agent_name"):
-        trackers.make_run_name("Breakout", "")
 
 
 def test_episode_tracker_two_envs_ending_at_different_steps():

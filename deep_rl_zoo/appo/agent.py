@@ -35,7 +35,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from deep_rl_zoo import main_loop, multistep, policy_gradient, trackers, vtrace
+from deep_rl_zoo import experiment, main_loop, multistep, policy_gradient, trackers, vtrace
 from deep_rl_zoo.appo import sample_factory_config
 from deep_rl_zoo.greedy_actors import PolicyGreedyActor, as_tensor
 from deep_rl_zoo.gym_env import VectorEnvironment
@@ -908,17 +908,30 @@ def run_values(kind: str, values: dict[str, Any], explicit: frozenset[str] = fro
     return values
 
 
+def experiment_values(kind: str, script_values: dict[str, Any], explicit: frozenset[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The restart behaviour applied as for every agent (`experiment.prepare`): a resumed experiment reloads its saved
+    Sample Factory flags, those given on the command line (`explicit`) overriding them. Returns those flag values
+    (config.json keeps them) and the run's values translated from them."""
+
+    def translate(values: dict[str, Any]) -> dict[str, Any]:
+        return main_loop.canonical_environment(run_values(kind, values, explicit))
+
+    script_values = experiment.prepare(AppoLearner.agent_name, script_values, explicit, translate)
+    return script_values, translate(script_values)
+
+
 def train(kind: str) -> None:
-    """Entry point of APPO's run scripts: --config_json applied, Sample Factory's flags translated, then actors,
-    learner and iterations on the core (asynchronous unless --async_rl=false)."""
+    """Entry point of APPO's run scripts: --config_json applied, the experiment's saved flags when it resumes,
+    Sample Factory's flags translated, then actors, learner and iterations on the core (asynchronous unless
+    --async_rl=false)."""
     from deep_rl_zoo import flags
 
     if flags.FLAGS.config_json:
         apply_config(flags.FLAGS.config_json, flags.FLAGS)
-    explicit = frozenset(name for name in flags.flag_values() if flags.FLAGS[name].present)
-    values = run_values(kind, flags.flag_values(), explicit)
+    script_values = flags.flag_values()
+    script_values, values = experiment_values(kind, script_values, experiment.explicit_flags(script_values))
     state_size = (values['rnn_size'] * (2 if values['rnn_type'] == 'lstm' else 1)) if values['use_rnn'] else 0
     main_loop.train_actors_and_learner(
         kind, make_network, build_learner, build_actor, functools.partial(rollout_spec, state_size=state_size),
-        asynchronous=values['async_rl'], values=values, make_eval_actor=greedy_actor,
+        asynchronous=values['async_rl'], values=values, make_eval_actor=greedy_actor, config_flags=script_values,
     )  # fmt: skip
