@@ -2,6 +2,7 @@
 
     python -m benchmarks.cartpole_time_to_solve                 # PPO, seeds 1,2,3 (a few minutes)
     python -m benchmarks.cartpole_time_to_solve --also_dqn      # and DQN against SB3 DQN
+    python -m benchmarks.cartpole_time_to_solve --agents=dqn    # DQN against SB3 DQN only
     python -m benchmarks.cartpole_time_to_solve --skip_peers    # ours only (no scratch venv)
 
 "Time to solve" is the wall clock from process launch until the mean return of the last 20 TRAINING episodes
@@ -9,8 +10,8 @@ reaches 475, with the env steps taken by then (all environments together). Each 
 solves, or after --budget_s seconds, or when its own step budget ends; runs go strictly one at a time.
 
 * Ours: `python -m deep_rl_zoo.<agent>.run_classic --num_eval_steps=0 --nouse_tensorboard --noprogress
-  --episodes_csv_path=...` with the run script's own defaults (PPO: the rl-baselines3-zoo hyperparameters,
-  100k steps). The episodes CSV (unix time, env_steps, return, steps) is polled; an episode's time is the one
+  --episodes_csv_path=...` with the run script's own settings for CartPole-v1 (PPO: its defaults, the
+  rl-baselines3-zoo hyperparameters, 100k steps; DQN: its CartPole-v1 preset, deep_rl_zoo/dqn/presets.py, 50k steps). The episodes CSV (unix time, env_steps, return, steps) is polled; an episode's time is the one
   the learner wrote when it received the episode's rollout.
 * SB3: `/work/shared/peers/sb3_cartpole.py --algo <agent> --seed S`, unbuffered; its
   `global_step=N, episodic_return=[R]` lines are stamped as they arrive. It runs in a scratch venv
@@ -317,7 +318,8 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--seeds', default='1,2,3', help='comma-separated seeds')
     parser.add_argument('--budget_s', type=float, default=300.0, help='each run is stopped after this many seconds')
-    parser.add_argument('--also_dqn', action='store_true', help='also our DQN against SB3 DQN')
+    parser.add_argument('--also_dqn', action='store_true', help='also our DQN against SB3 DQN (the same as --agents=ppo,dqn)')
+    parser.add_argument('--agents', default='', help='comma-separated agents to measure, of ppo and dqn (default: ppo)')
     parser.add_argument('--skip_peers', action='store_true', help='run only our side')
     parser.add_argument('--target', type=float, default=475.0, help='mean training return that counts as solved')
     parser.add_argument('--window', type=int, default=20, help='episodes in the mean')
@@ -329,6 +331,9 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     args.argv = list(sys.argv[1:] if argv is None else argv)
     if args.window < 1 or args.budget_s <= 0:
         parser.error('need --window >= 1 and --budget_s > 0')
+    args.agents = [agent for agent in args.agents.split(',') if agent] or (['ppo', 'dqn'] if args.also_dqn else ['ppo'])
+    if not set(args.agents) <= {'ppo', 'dqn'}:
+        parser.error(f'--agents takes ppo and dqn (the agents the SB3 peer script runs), got {",".join(args.agents)}')
     return args
 
 
@@ -339,7 +344,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     raw = out.parent / 'raw' / out.stem
     python = None if args.skip_peers else ensure_peer_venv(Path(args.peer_venv), PEER_PACKAGES, PEER_IMPORTS)
     sections = []
-    for agent in ['ppo', 'dqn'] if args.also_dqn else ['ppo']:
+    for agent in args.agents:
         ours: list[SolveResult] = []
         peers: list[SolveResult] = []
         jobs: list[tuple[str, Callable[[], SolveResult], list[SolveResult]]] = []
@@ -361,8 +366,8 @@ def main(argv: Optional[list[str]] = None) -> int:
             '',
             f'Wall clock from process launch (imports included) until the mean of the last {args.window} training episodes '
             f'reaches {args.target:g}; env steps count all environments. Runs one at a time, each capped at {args.budget_s:g} s. '
-            'Ours: the run script defaults with --num_eval_steps=0 --nouse_tensorboard; SB3: the rl-baselines3-zoo '
-            'hyperparameters (/work/shared/peers/sb3_cartpole.py).',
+            'Ours: the run script\'s CartPole-v1 settings (PPO: its defaults; DQN: its preset) with --num_eval_steps=0 '
+            '--nouse_tensorboard; SB3: the rl-baselines3-zoo hyperparameters (/work/shared/peers/sb3_cartpole.py).',
             '',
             *sections,
         ]

@@ -9,10 +9,16 @@ and, for 100k Atari slots (frame_stack 4, 84x84 uint8), the resident memory adde
 and without snappy compression. Takes a few minutes and up to ~1 GB of memory.
 
     python -m benchmarks.replay_speed --only=prioritized     # just the prioritized table
+    python -m benchmarks.replay_speed --only=add             # add() of one stream, DQN's case (seconds)
+
+`--only=add` times what every env step of a single-environment DQN pays: one `add()` of a CartPole-sized step
+(4 float32) into a 10k-slot replay that fills and wraps around (episodes of 20-200 steps, one in ten truncated),
+for n_step 1 and 3, uniform and prioritized; median microseconds of single calls, with `--repeats` runs.
 """
 
 import argparse
 import resource
+import statistics
 import time
 
 import numpy as np
@@ -120,6 +126,48 @@ def benchmark_prioritized(capacity: int = 1_000_000, repeats: int = 2000) -> dic
     return timings
 
 
+def _single_stream_steps(num_adds: int, random: np.random.Generator) -> list[tuple]:
+    """The add() arguments of `num_adds` CartPole-like steps of one environment, as DQN's agent passes them."""
+    steps, observation, steps_left = [], random.standard_normal((1, 4)).astype(np.float32), random.integers(20, 200)
+    for _ in range(num_adds):
+        steps_left -= 1
+        ends = steps_left == 0
+        terminal = ends and random.random() > 0.1  # one episode in ten is truncated instead
+        final = observation + 1.0 if ends else observation
+        steps.append((observation, random.integers(0, 2, 1), np.ones(1, np.float32), np.array([terminal]), np.array([ends]), final))
+        observation = random.standard_normal((1, 4)).astype(np.float32)
+        if ends:
+            steps_left = random.integers(20, 200)
+    return steps
+
+
+def benchmark_single_stream_add(repeats: int, replay_module=replay_lib) -> dict[str, float]:
+    """Median microseconds of one add() of one stream (a 10k-slot replay filled 3 times over), per configuration;
+    the median over `repeats` runs of each."""
+    steps = _single_stream_steps(30_000, np.random.default_rng(0))
+    timings = {}
+    for prioritized in (False, True):
+        for n_step in (1, 3):
+            arguments = dict(capacity=10_000, observation_shape=(4,), observation_dtype=np.float32, n_step=n_step, seed=0)
+            medians = []
+            for _ in range(repeats):
+                if prioritized:
+                    replay = replay_module.PrioritizedReplay(priority_exponent=0.6, priority_eps=1e-6, **arguments)
+                else:
+                    replay = replay_module.UniformReplay(**arguments)
+                times = np.empty(len(steps))
+                for index, step in enumerate(steps):
+                    start = time.perf_counter()
+                    replay.add(*step)
+                    times[index] = time.perf_counter() - start
+                medians.append(float(np.median(times) * 1e6))
+            name = f'{"prioritized" if prioritized else "uniform"}, n_step {n_step}'
+            timings[name] = statistics.median(medians)
+            print(f'add() of 1 stream, {name}: {timings[name]:.1f} us (median of single calls; runs: '
+                  + ', '.join(f'{m:.1f}' for m in medians) + ')', flush=True)
+    return timings
+
+
 def _atari_like_stacks(random: np.random.Generator):
     """Frames of a flat background with a few moving bright blocks, so they compress like game screens."""
     background = np.full((84, 84), 40, np.uint8)
@@ -160,8 +208,12 @@ def benchmark_atari() -> None:
 
 if __name__ == '__main__':
     parser = argparse.ArgumentParser(description='Replay sampling speed and memory.')
-    parser.add_argument('--only', choices=['small', 'prioritized', 'atari'], help='run only this benchmark')
-    only = parser.parse_args().only
+    parser.add_argument('--only', choices=['small', 'prioritized', 'atari', 'add'], help='run only this benchmark')
+    parser.add_argument('--repeats', type=int, default=5, help='runs of each --only=add configuration')
+    arguments = parser.parse_args()
+    only = arguments.only
+    if only == 'add':
+        benchmark_single_stream_add(arguments.repeats)
     if only in (None, 'small'):
         benchmark_small_observations()
     if only in (None, 'prioritized'):

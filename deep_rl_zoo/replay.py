@@ -42,6 +42,8 @@ def _check_positive_int(name: str, value: Any, minimum: int = 1) -> int:
 
 def _as_batch(name: str, value: Any, shape: Tuple[int, ...], dtype: np.dtype) -> np.ndarray:
     """`value` as an array of `dtype`, checked to have `shape` and a dtype that converts without changing kind."""
+    if type(value) is np.ndarray and value.dtype == dtype and value.shape == shape:
+        return value  # the common case, on every step: nothing to check or convert
     array = np.asarray(value)
     if array.shape != shape:
         raise ValueError(f'{name} must have shape {shape} (num_streams first), got {array.shape}')
@@ -194,35 +196,29 @@ class UniformReplay:
           final_observation: [num_streams, *observation_shape]; the rows where `episode_end & ~terminal`
             (truncation) hold the last observation, used to bootstrap. Needed only if some stream truncates.
         """
-        streams = np.arange(self._num_streams)
         batch = (self._num_streams,)
         observation = _as_batch('observation', observation, batch + self._observation_shape, self._observation_dtype)
         action = _as_batch('action', action, batch + self._action_shape, self._action_dtype)
         reward = _as_batch('reward', reward, batch, np.float32)
         terminal = _as_batch('terminal', terminal, batch, np.bool_)
         episode_end = _as_batch('episode_end', episode_end, batch, np.bool_)
-        truncated = episode_end & ~terminal
-        if truncated.any():
+        truncated_streams = [stream for stream in range(self._num_streams) if episode_end[stream] and not terminal[stream]]
+        if truncated_streams:
             if final_observation is None:
                 raise ValueError('final_observation is required when a stream truncates (episode_end & ~terminal)')
             final_observation = _as_batch(
                 'final_observation', final_observation, batch + self._observation_shape, self._observation_dtype
             )
         if self._frame_stack > 1:
-            self._check_frames_shift(observation, final_observation, truncated)
-        self._write_slots(streams, observation, action, reward, terminal, episode_end, has_action=True)
-        if truncated.any():
-            truncated_streams = np.flatnonzero(truncated)
-            count = truncated_streams.size
-            self._write_slots(
-                truncated_streams,
-                final_observation[truncated_streams],
-                np.zeros((count,) + self._action_shape, self._action_dtype),
-                np.zeros(count, np.float32),
-                np.zeros(count, bool),
-                np.ones(count, bool),
-                has_action=False,
-            )
+            self._check_frames_shift(observation, final_observation, episode_end & ~terminal)
+        # Each stream's step goes to its head slot; a truncated episode's final observation to the slot after it.
+        heads = self._num_written.tolist()
+        self._invalidate_overwritten([(stream, heads[stream]) for stream in range(self._num_streams)]
+                                     + [(stream, heads[stream] + 1) for stream in truncated_streams])  # fmt: skip
+        for stream in range(self._num_streams):
+            self._write_slot(stream, observation[stream], action[stream], reward[stream], terminal[stream], episode_end[stream], True)
+        for stream in truncated_streams:
+            self._write_slot(stream, final_observation[stream], 0, 0.0, False, True, False)
         self._starts_episode[:] = episode_end
         self._refresh_validity()
 
@@ -245,110 +241,118 @@ class UniformReplay:
                 f'previous step of the episode; pass episode_end=True where the environment restarted its frame stack'
             )
 
-    def _write_slots(
-        self,
-        streams: np.ndarray,
-        observation: np.ndarray,
-        action: np.ndarray,
-        reward: np.ndarray,
-        terminal: np.ndarray,
-        episode_end: np.ndarray,
-        has_action: bool,
+    def _invalidate_overwritten(self, writes: list) -> None:
+        """Reports the valid slots that the (stream, timeline position) writes are about to overwrite as invalid."""
+        overwritten = [(stream, position % self._slots_per_stream) for stream, position in writes]
+        overwritten = [(stream, slot) for stream, slot in overwritten if self._valid[stream, slot]]
+        if overwritten:
+            streams, slots = np.array(overwritten, np.int64).T
+            self._set_validity(streams, slots, np.zeros(len(overwritten), bool))
+
+    def _write_slot(
+        self, stream: int, observation: np.ndarray, action: Any, reward: Any, terminal: Any, episode_end: Any, has_action: bool
     ) -> None:
-        """Writes one slot at the head of each of `streams` (rows of the other arrays follow `streams`)."""
-        slots = self._num_written[streams] % self._slots_per_stream
-        overwritten = self._valid[streams, slots]
-        if overwritten.any():
-            self._set_validity(streams[overwritten], slots[overwritten], np.zeros(overwritten.sum(), bool))
+        """Writes one step (or a truncated episode's final observation) at the head of `stream`. Few streams step
+        together, so plain Python per stream is faster than numpy calls over them."""
+        slot = int(self._num_written[stream]) % self._slots_per_stream
         if self._frame_stack > 1:
-            starts = self._starts_episode[streams]
-            self._last_stack[streams] = observation
-            offsets = np.where(starts, 0, np.minimum(self._last_offset[streams] + 1, self._frame_stack - 1))
-            self._episode_offset[streams, slots] = offsets
-            self._last_offset[streams] = offsets
-            for stream, slot, start, stack in zip(streams, slots, starts, observation):
-                self._first_stacks[stream].pop(slot, None)
-                if start:
-                    self._first_stacks[stream][slot] = stack.copy()
-            frames = observation[:, -1]
-        else:
-            frames = observation
+            start = bool(self._starts_episode[stream])
+            self._last_stack[stream] = observation
+            offset = 0 if start else min(int(self._last_offset[stream]) + 1, self._frame_stack - 1)
+            self._episode_offset[stream, slot] = self._last_offset[stream] = offset
+            self._first_stacks[stream].pop(slot, None)
+            if start:
+                self._first_stacks[stream][slot] = observation.copy()
+            observation = observation[-1]  # only the newest frame is stored
         if self._compress:
-            for stream, slot, frame in zip(streams, slots, frames):
-                self._frames[stream, slot] = snappy.compress(np.ascontiguousarray(frame).tobytes())
+            self._frames[stream, slot] = snappy.compress(np.ascontiguousarray(observation).tobytes())
         else:
-            self._frames[streams, slots] = frames
-        self._actions[streams, slots] = action
-        self._rewards[streams, slots] = reward
-        self._terminal[streams, slots] = terminal
-        self._episode_end[streams, slots] = episode_end
-        self._has_action[streams, slots] = has_action
-        self._num_written[streams] += 1
-        self._starts_episode[streams] = False
+            self._frames[stream, slot] = observation
+        self._actions[stream, slot] = action
+        self._rewards[stream, slot] = reward
+        self._terminal[stream, slot] = terminal
+        self._episode_end[stream, slot] = episode_end
+        self._has_action[stream, slot] = has_action
+        self._num_written[stream] += 1
+        self._starts_episode[stream] = False
 
     def _refresh_validity(self) -> None:
         """Recomputes validity of the slots the last add() can have changed, reporting only changes.
 
         An add() writes at most two slots per stream. They can complete the windows of the n + 2 newest
-        slots, and, with frame stacking, overwrite a frame or first stack needed by the frame_stack - 1
-        oldest slots.
+        slots (a complete window stays complete: only the overwrite, reported before it, ends a valid slot), and,
+        with frame stacking, overwrite a frame or first stack needed by the frame_stack - 1 oldest slots. So few
+        slots change per add that plain Python over them is faster than numpy calls.
         """
-        written = self._num_written[:, None]
-        logical = written - np.arange(1, self._n_step + 3)  # Timeline positions, [num_streams, candidates].
-        if self._frame_stack > 1:
-            logical = np.concatenate([logical, written - self._slots_per_stream + np.arange(self._frame_stack - 1)], 1)
-        # Every position in [written - slots_per_stream, written) is stored; unique, as the two ranges may overlap.
-        flat = np.arange(self._num_streams)[:, None] * self._slots_per_stream + logical % self._slots_per_stream
-        streams, slots = np.divmod(np.unique(flat[logical >= 0]), self._slots_per_stream)
-        valid = self._compute_validity(streams, slots)
-        changed = valid != self._valid[streams, slots]
-        if changed.any():
-            self._set_validity(streams[changed], slots[changed], valid[changed])
+        streams, slots, valid = [], [], []
+        for stream in range(self._num_streams):
+            written = int(self._num_written[stream])
+            oldest = max(written - self._slots_per_stream, 0)  # the oldest position of the timeline still stored
+            newest = range(max(written - self._n_step - 2, oldest), written)
+            tail = range(oldest, written - self._slots_per_stream + self._frame_stack - 1)  # empty without frame stacks
+            for position in sorted(set(newest).union(tail)) if tail else newest:
+                slot = position % self._slots_per_stream
+                was_valid = bool(self._valid[stream, slot])
+                if was_valid and position not in tail:
+                    continue
+                now = self._is_valid(stream, slot)
+                if now != was_valid:
+                    streams.append(stream)
+                    slots.append(slot)
+                    valid.append(now)
+        if streams:
+            self._set_validity(np.array(streams, np.int64), np.array(slots, np.int64), np.array(valid, bool))
 
     def _set_validity(self, streams: np.ndarray, slots: np.ndarray, valid: np.ndarray) -> None:
         """Records a change of validity of (streams, slots); the hook for subclasses that index slots."""
         self._valid[streams, slots] = valid
         self._num_valid += 2 * int(np.count_nonzero(valid)) - valid.size
 
-    def _compute_validity(self, streams: np.ndarray, slots: np.ndarray) -> np.ndarray:
-        """Whether written slots can be sampled as s_tm1 (see the class docstring)."""
-        valid = self._has_action[streams, slots] & self._n_step_window(streams, slots)[3]
+    def _is_valid(self, stream: int, slot: int) -> bool:
+        """Whether a written slot can be sampled as s_tm1 (see the class docstring): it holds an action and its
+        n-step window is complete: every step up to the window's end is written and, unless the window ends at a
+        terminal, so is the slot of s_t; with frame stacking, the frames of its stack are still stored."""
+        if not self._has_action[stream, slot]:
+            return False
+        written = int(self._num_written[stream])
+        newer = (written - 1 - slot) % self._slots_per_stream  # slots written after this one
+        s_t_offset = self._n_step  # where s_t is, in slots after this one (as `transitions_at` reads it)
+        for offset in range(self._n_step):
+            if offset > newer:
+                return False  # the window's next step is not written yet
+            step_slot = (slot + offset) % self._slots_per_stream
+            if self._terminal[stream, step_slot]:
+                s_t_offset = 0  # a terminal: nothing to bootstrap from, s_t is a copy of s_tm1
+                break
+            if self._episode_end[stream, step_slot]:
+                s_t_offset = offset + 1  # truncated: s_t is the final observation, in the next slot
+                break
+        if s_t_offset > newer:
+            return False  # s_t is not written yet
         if self._frame_stack > 1:
             # The stack needs the min(offset, k - 1) slots before this one: the older frames of the stack
             # or, near the episode's start, its first slot (where the first stack is kept).
-            written = self._num_written[streams]
-            newer = (written - 1 - slots) % self._slots_per_stream
-            older = np.minimum(written, self._slots_per_stream) - 1 - newer
-            valid &= self._episode_offset[streams, slots] <= older
-        return valid
+            older = min(written, self._slots_per_stream) - 1 - newer
+            return bool(self._episode_offset[stream, slot] <= older)
+        return True
 
-    def _n_step_window(
-        self, streams: np.ndarray, slots: np.ndarray
-    ) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """The n-step windows starting at written slots.
+    def _n_step_window(self, streams: np.ndarray, slots: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The n-step windows starting at valid slots, whose steps up to the window's end are all written.
 
         Returns:
           reward_sum: float64, sum_{k<m} gamma^k r_{slot+k}.
-          steps: m, the number of rewards summed.
+          steps: m, the number of rewards summed (n, or fewer when the episode ends first).
           terminal_hit: the window ended at a terminal.
-          complete: every slot the transition needs is written, so the window is final.
         """
-        newer = (self._num_written[streams] - 1 - slots) % self._slots_per_stream  # Slots written after each.
         offsets = np.arange(self._n_step)
         rows, step_slots = streams[:, None], (slots[:, None] + offsets) % self._slots_per_stream  # [B, n]
-        written = offsets <= newer[:, None]
-        terminal = written & self._terminal[rows, step_slots]
-        ends = terminal | (written & self._episode_end[rows, step_slots])
-        ended_before = np.zeros_like(ends)
-        ended_before[:, 1:] = np.logical_or.accumulate(ends, axis=1)[:, :-1]
-        in_window = written & ~ended_before
+        terminal = self._terminal[rows, step_slots]
+        ends = terminal | self._episode_end[rows, step_slots]
+        in_window = np.ones_like(ends)  # no earlier step of the window ended the episode
+        in_window[:, 1:] = ~np.logical_or.accumulate(ends, axis=1)[:, :-1]
         rewards = np.where(in_window, self._rewards[rows, step_slots], 0.0)
         reward_sum = rewards @ (self._discount ** offsets.astype(np.float64))
-        steps = np.count_nonzero(in_window, axis=1)
-        terminal_hit = np.any(in_window & terminal, axis=1)
-        missing = np.any(~written & ~ended_before, axis=1)
-        complete = ~missing & (terminal_hit | (steps <= newer))
-        return reward_sum, steps, terminal_hit, complete
+        return reward_sum, np.count_nonzero(in_window, axis=1), np.any(in_window & terminal, axis=1)
 
     def sample_indices(self, batch_size: int) -> Tuple[np.ndarray, np.ndarray]:
         """`batch_size` valid (streams, slots), uniformly with replacement."""
@@ -392,7 +396,7 @@ class UniformReplay:
         )
         if not in_range.all() or not self._valid[streams, slots].all():
             raise ValueError('transitions_at got (stream, slot) pairs that are not sampleable')
-        reward_sum, steps, terminal_hit, _ = self._n_step_window(streams, slots)
+        reward_sum, steps, terminal_hit = self._n_step_window(streams, slots)
         discount = np.where(terminal_hit, 0.0, self._discount ** steps.astype(np.float64))
         next_slots = np.where(terminal_hit, slots, (slots + steps) % self._slots_per_stream)
         return Transition(
@@ -481,6 +485,17 @@ class SumTree:
             raise ValueError(f'values must have the shape of indices {indices.shape}, got {values.shape}')
         if not np.all(np.isfinite(values) & (values >= 0)):
             raise ValueError('SumTree values must be finite and >= 0')
+        self._write(indices, values)
+
+    def _write(self, indices: np.ndarray, values: np.ndarray) -> None:
+        """`set` without its checks: `indices` int64 in range, `values` float64, finite and >= 0, of one shape."""
+        if indices.size == 1:  # one leaf (a replay's add, most of the time): its ancestors one by one, in Python
+            nodes, node = self._nodes, self._leaves + int(indices[0])
+            nodes[node] = values[0]
+            while node > 1:
+                node >>= 1
+                nodes[node] = nodes[2 * node] + nodes[2 * node + 1]
+            return
         if indices.size > 1:
             last = indices.size - 1 - np.unique(indices[::-1], return_index=True)[1]  # Last occurrence of each.
             indices, values = indices[last], values[last]
@@ -571,7 +586,7 @@ class PrioritizedReplay(UniformReplay):
     def _set_validity(self, streams: np.ndarray, slots: np.ndarray, valid: np.ndarray) -> None:
         super()._set_validity(streams, slots, valid)
         new_value = self._max_priority**self._priority_exponent
-        self._tree.set(streams * self._slots_per_stream + slots, np.where(valid, new_value, 0.0))
+        self._tree._write((streams * self._slots_per_stream + slots).astype(np.int64, copy=False), np.where(valid, new_value, 0.0))
 
     def sample_indices(self, batch_size: int) -> Tuple[np.ndarray, np.ndarray]:
         """`batch_size` valid (streams, slots) drawn in proportion to priority ** alpha, one per stratum."""

@@ -10,8 +10,10 @@ import pytest
 
 from unit_tests.helpers import TRACEBACK, run_module
 
-PRESET_PACKAGES = ('ppo', 'a2c')
-TINY = ('--num_iterations=1', '--num_train_steps=1', '--num_eval_steps=0', '--unroll_length=4', '--noprogress', '--nouse_tensorboard')
+VALUE_PACKAGES = ('dqn', 'double_dqn')  # the replay-based Q agents: no --unroll_length
+PRESET_PACKAGES = ('ppo', 'a2c', *VALUE_PACKAGES)
+VALUE_TINY = ('--num_iterations=1', '--num_train_steps=1', '--num_eval_steps=0', '--noprogress', '--nouse_tensorboard')
+TINY = (*VALUE_TINY, '--unroll_length=4')
 
 
 def config(directory, experiment):
@@ -39,6 +41,21 @@ def test_preset_none_keeps_the_scripts_defaults(tmp_path):
     assert (flags['num_envs_per_actor'], flags['discount'], flags['preset']) == (8, 0.98, 'none')  # run_classic's CartPole defaults
 
 
+def test_the_dqn_cartpole_preset_applies_and_command_line_flags_win(tmp_path):
+    proc = run_module('deep_rl_zoo.dqn.run_classic', *VALUE_TINY, '--learning_rate=1e-3', f'--train_dir={tmp_path}', cwd=str(tmp_path))
+    assert proc.returncode == 0 and TRACEBACK not in proc.stderr, proc.stderr[-2000:]
+    (line,) = [line for line in proc.stdout.splitlines() if line.startswith('preset ')]
+    assert line.startswith('preset CartPole-v1 (deep_rl_zoo/dqn/presets.py, --preset=none to turn it off): ')  # the default task
+    assert '--learn_interval=2 ' in line and '--exploration_epsilon_end_value=0.04' in line and '--learning_rate' not in line.split(';')[0]
+    assert line.endswith('from the command line instead: --num_iterations, --num_train_steps, --learning_rate')
+    preset = importlib.import_module('deep_rl_zoo.dqn.presets').PRESETS['CartPole-v1']
+    flags = config(tmp_path, 'DQN_CartPole-v1')
+    assert {name: flags[name] for name in preset if name not in ('num_iterations', 'num_train_steps', 'learning_rate')} == {
+        name: value for name, value in preset.items() if name not in ('num_iterations', 'num_train_steps', 'learning_rate')
+    }
+    assert (flags['learning_rate'], flags['num_train_steps'], flags['preset']) == (1e-3, 1, 'auto')
+
+
 def preset_runs():
     """(run script, environment) for every preset of every agent; continuous tasks go to run_continuous."""
     for package in PRESET_PACKAGES:
@@ -47,10 +64,14 @@ def preset_runs():
             yield f'deep_rl_zoo.{package}.{script}', environment
 
 
-@pytest.mark.parametrize('module, environment', [run for run in preset_runs() if run != ('deep_rl_zoo.ppo.run_classic', 'LunarLander-v3')])
+TESTED_ABOVE = (('deep_rl_zoo.ppo.run_classic', 'LunarLander-v3'), ('deep_rl_zoo.dqn.run_classic', 'CartPole-v1'))
+
+
+@pytest.mark.parametrize('module, environment', [run for run in preset_runs() if run not in TESTED_ABOVE])
 def test_every_preset_applies_to_its_script(tmp_path, module, environment):
     """Every preset names only flags its script defines (a wrong name would stop the run with one line)."""
-    proc = run_module(module, f'--environment_name={environment}', *TINY, f'--train_dir={tmp_path}', cwd=str(tmp_path))
+    tiny = VALUE_TINY if module.split('.')[1] in VALUE_PACKAGES else TINY
+    proc = run_module(module, f'--environment_name={environment}', *tiny, f'--train_dir={tmp_path}', cwd=str(tmp_path))
     assert proc.returncode == 0 and TRACEBACK not in proc.stderr, proc.stderr[-2000:]
     (line,) = [line for line in proc.stdout.splitlines() if line.startswith('preset ')]
     assert line.startswith(f'preset {environment} ')

@@ -321,6 +321,26 @@ def test_validity_changes_are_reported_once_each_for_subclasses():
     assert replay.size == 2
 
 
+@pytest.mark.parametrize('capacity, n_step, num_streams', [(30, 1, 1), (30, 3, 2), (4, 3, 1), (9, 2, 3)])
+def test_validity_after_every_add_equals_recomputing_every_slot(capacity, n_step, num_streams):
+    """add() recomputes only the slots it can change (the n + 2 newest of each stream, fewer when a stream has fewer
+    slots than that): after each add, validity must equal a recomputation of every slot."""
+    random = np.random.default_rng(5)
+    replay = _scalar_replay(capacity, n_step=n_step, num_streams=num_streams)
+    slots_per_stream = capacity // num_streams
+    for step in range(80):  # wraps around every buffer
+        ends = random.random(num_streams) < 0.2
+        terminal = (ends & (random.random(num_streams) < 0.5)) | (random.random(num_streams) < 0.05)  # life losses too
+        observation = np.full((num_streams, 1), step, np.float32)
+        replay.add(observation, np.zeros(num_streams, int), np.ones(num_streams, np.float32), terminal, ends, observation + 0.5)
+        expected = np.zeros_like(replay._valid)
+        for stream, slot in zip(*np.nonzero(replay._num_written[:, None] > np.arange(slots_per_stream))):  # written slots
+            expected[stream, slot] = replay._is_valid(stream, slot)
+        np.testing.assert_array_equal(replay._valid, expected, err_msg=f'after add {step}')
+        assert replay.size == expected.sum()
+    assert replay.size > 0
+
+
 def test_compression_round_trip_is_bit_identical():
     random = np.random.default_rng(3)
     plain, packed = (

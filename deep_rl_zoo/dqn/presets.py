@@ -1,0 +1,15 @@
+"""DQN's tuned settings per task, applied by the run scripts to --environment_name (`flags.apply_preset`; flags on
+the command line win, --preset=none turns them off and leaves run_classic's defaults). Results: README, "Presets".
+"""
+
+PRESETS = {
+    # rl-baselines3-zoo's CartPole settings (Adam 2.3e-3, batch 64, 100k replay, learning from 1k steps, epsilon 1 -> 0.04
+    # over 8k steps, gamma 0.99) and its update ratio (128 updates per 256 env steps) as one update every 2 env steps, the
+    # target network refreshed every 128 updates; with 3-step returns (1-step ones first reached 475 at 50k on seed 1,
+    # 3-step ones at 30k); 50k env steps, evaluated every 10k.
+    'CartPole-v1': dict(
+        num_iterations=5, num_train_steps=10_000, learning_rate=2.3e-3, batch_size=64, replay_capacity=100_000, min_replay_size=1_000,
+        discount=0.99, n_step=3, learn_interval=2, target_network_update_interval=128, exploration_epsilon_decay_step=8_000,
+        exploration_epsilon_end_value=0.04,
+    ),
+}  # fmt: skip
