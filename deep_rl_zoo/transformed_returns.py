@@ -108,3 +108,60 @@ def sequence_priorities(td_errors: Tensor, mask: Tensor, eta: float = PRIORITY_E
     errors = torch.where(mask.bool(), td_errors.abs(), 0.0)
     count = mask.sum(dim=0).clamp(min=1)
     return eta * errors.amax(dim=0) + (1.0 - eta) * errors.sum(dim=0) / count
+
+
+def transformed_retrace_targets(
+    q_t_selector: Tensor,
+    q_t_target: Tensor,
+    a_t: Tensor,
+    r_t: Tensor,
+    discount_t: Tensor,
+    mask: Tensor,
+    retrace_lambda: float,
+    eps: float = VALUE_RESCALING_EPS,
+) -> Tensor:
+    """Transformed Retrace targets y_t = h(G_t) for each step of B sequences, [T, B] (Munos et al. 2016, Retrace;
+    in h-space as NGU, Badia et al. 2020, appendix E, and Agent57). With Q = h^-1(q_t_target) and the greedy target
+    policy pi(x) = argmax_a q_t_selector(x, a) (the online network's, as R2D2's double Q):
+
+        G_t = r_t + d_t [ Q(x_t+1, pi(x_t+1)) + c_t+1 (G_t+1 - Q(x_t+1, a_t+1)) ],
+        c_s = lambda min(1, pi(a_s | x_s) / mu(a_s | x_s)) = lambda 1[a_s = pi(x_s)]
+
+    (for a greedy pi the truncated trace needs no behaviour probability mu: pi / mu >= 1 where pi is 1). The trace
+    stops after a sequence's last real step: G of that step bootstraps from Q(x_n, pi(x_n)) alone. (The original zoo
+    took softmax(Q) as the target policy: not Retrace with a greedy target.)
+
+    Args:
+      q_t_selector: [T + 1, B, A] online Q-values (h-space) at the T observations and the one after the last step.
+      q_t_target: [T + 1, B, A] target-network Q-values there (h-space).
+      a_t: [T, B] actions taken.
+      r_t: [T, B] rewards.
+      discount_t: [T, B] gamma (1 - terminal), 0 on padding.
+      mask: [T, B] bool, the step is real (real steps first); targets of padding are 0.
+      retrace_lambda: lambda in [0, 1].
+      eps: eps of h.
+    """
+    if not 0.0 <= retrace_lambda <= 1.0:
+        raise ValueError(f'--retrace_lambda must be in [0, 1], got {retrace_lambda}')
+    num_steps = r_t.shape[0]
+    if a_t.shape != r_t.shape or discount_t.shape != r_t.shape or mask.shape != r_t.shape:
+        raise ValueError(
+            f'a_t, r_t, discount_t and mask must have one shape [T, B], got {tuple(a_t.shape)}, {tuple(r_t.shape)}, {tuple(discount_t.shape)}, {tuple(mask.shape)}'
+        )
+    if q_t_selector.shape != q_t_target.shape or q_t_target.shape[:2] != (num_steps + 1, r_t.shape[1]):
+        raise ValueError(
+            f'q_t_selector and q_t_target must both be [T + 1, B, A] with [T, B] = {tuple(r_t.shape)}, '
+            f'got {tuple(q_t_selector.shape)} and {tuple(q_t_target.shape)}'
+        )
+    greedy = q_t_selector.argmax(dim=-1)  # [T + 1, B]
+    q = signed_parabolic(q_t_target, eps)
+    greedy_value = q.gather(-1, greedy.unsqueeze(-1)).squeeze(-1)  # [T + 1, B]
+    taken_value = q[:num_steps].gather(-1, a_t.long().unsqueeze(-1)).squeeze(-1)  # [T, B]
+    trace = retrace_lambda * (a_t.long() == greedy[:num_steps]).to(r_t.dtype)  # c_t
+    mask = mask.bool()
+    returns = torch.zeros_like(r_t)
+    following = torch.zeros_like(r_t[0])  # G_t+1 - Q(x_t+1, a_t+1) weighted by c_t+1, 0 past the last real step
+    for t in reversed(range(num_steps)):
+        returns[t] = r_t[t] + discount_t[t] * (greedy_value[t + 1] + following)
+        following = torch.where(mask[t], trace[t] * (returns[t] - taken_value[t]), 0.0)
+    return torch.where(mask, signed_hyperbolic(returns, eps), 0.0)

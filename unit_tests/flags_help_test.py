@@ -12,7 +12,7 @@ from unit_tests.helpers import REPO_ROOT, run_module
 SCRIPTS = (
     'dqn.run_atari', 'ppo.run_continuous', 'sac.run_classic', 'rainbow.run_classic', 'iqn.run_classic', 'qr_dqn.run_classic',
     'impala.run_atari', 'drqn.run_classic', 'reinforce_baseline.run_classic', 'a2c.run_classic_grad', 'r2d2.run_classic',
-    'ppo_icm.run_classic', 'ppo_rnd.run_classic',
+    'ppo_icm.run_classic', 'ppo_rnd.run_classic', 'ngu.run_atari', 'agent57.run_classic',
 )  # fmt: skip
 FLAG_LINE = re.compile(r'^  --(\w+)=', re.M)
 

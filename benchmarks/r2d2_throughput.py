@@ -1,0 +1,134 @@
+"""Throughput and replay memory of R2D2 on Atari (Kapturowski et al. 2019): an actor's env steps/s, the learner's
+sequences/s, and the replay's memory per 10,000 sequences, raw and snappy-compressed.
+
+    python -m benchmarks.r2d2_throughput          # Pong, about 4 minutes on 2 cores (a gradient step takes ~30 s on CPU)
+    python -m benchmarks.r2d2_throughput --actor_seconds 60 --learner_steps 10 --environment_name=Breakout
+
+In this process, with deep_rl_zoo.r2d2.run_atari's defaults (its flags, e.g. --environment_name=Breakout, may follow
+the benchmark's own):
+1. actor: one actor as an actor process of the run builds it (--num_envs_per_actor environments, the Nature CNN +
+   LSTM network, its Ape-X epsilons, one torch thread) fills rollouts of --actor_update_interval steps per
+   environment for --actor_seconds (and at least until the replay holds one batch of sequences): agent steps/s;
+2. replay: each rollout goes into the learner's prioritized sequence replay as in a run (snappy-compressed frames,
+   --replay_capacity sequences). Memory per sequence is the replay's own `bytes_per_sequence()`: for the compressed
+   one, the mean size of the stored sequences' compressed frames plus the per-sequence arrays; for a raw one (the
+   same replay with --nocompress_replay), its arrays, which do not depend on what is stored. Both times 10,000;
+3. learner: on that replay, one gradient step to warm up, then --learner_steps timed ones (batches of --batch_size
+   sequences of --burn_in + --unroll_length steps: prioritized sampling, both networks' unrolls, the update, new
+   priorities) with --learner_threads torch threads, on the GPU with --learner_on_gpu (as in a run): sequences/s.
+The actor and the learner run one after the other, each alone; in a run they share the machine. The table is
+printed and written to --out with the load average.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+import torch
+
+from deep_rl_zoo import main_loop
+from deep_rl_zoo.r2d2 import agent
+
+SEQUENCES = 10_000  # the memory figures are per this many stored sequences
+
+
+def run_values(flag_arguments: list[str]) -> dict[str, Any]:
+    """run_atari's flag values, with `flag_arguments` (['--name=value', ...]) applied."""
+    from deep_rl_zoo import flags
+    from deep_rl_zoo.r2d2 import run_atari  # noqa: F401  (defines R2D2's Atari flags and their defaults)
+
+    flags.FLAGS(['r2d2_throughput', *flag_arguments])
+    return main_loop.canonical_environment({**flags.flag_values(), 'environment_kind': 'atari'})
+
+
+def raw_bytes_per_sequence(values: dict[str, Any], network: torch.nn.Module) -> float:
+    """What one sequence takes in the replay of `values` stored raw (--nocompress_replay), from a replay of one slot."""
+    raw = {**values, 'compress_replay': False, 'replay_capacity': 1, 'min_replay_size': 1}
+    return agent.build_learner(network, raw, 0, torch.device('cpu')).replay.bytes_per_sequence()
+
+
+def _size(size: float) -> str:
+    return f'{size / 1e9:,.2f} GB' if size >= 1e9 else f'{size / 1e6:,.1f} MB'
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0], allow_abbrev=False)  # the rest are run_atari's flags
+    parser.add_argument('--actor_seconds', type=float, default=30.0, help='how long the actor fills rollouts')
+    parser.add_argument('--learner_steps', type=int, default=5, help='timed gradient steps of the learner (after one to warm up)')
+    parser.add_argument('--out', default='benchmarks/results/r2d2_throughput.md', help='markdown file of the table')
+    args, flag_arguments = parser.parse_known_args(argv)
+    if args.learner_steps < 1:
+        raise SystemExit(f'error: --learner_steps={args.learner_steps}: must be at least 1')
+    values = run_values(flag_arguments)
+    # The learner's replay must not learn while the actor fills it: it waits for a full replay, and learns when asked.
+    values_while_filling = {**values, 'min_replay_size': values['replay_capacity']}
+    device = torch.device('cpu')  # the actor's, as in a run without --actors_on_gpu
+    learner_device = main_loop.learner_device() if values['learner_on_gpu'] else device
+
+    torch.set_num_threads(1)  # as in an actor process
+    actor = main_loop._ActorFactory('atari', values, agent.make_network, agent.build_actor)(0, device)
+    num_envs, steps = actor.env.num_envs, values['actor_update_interval']
+    buffer = {name: torch.empty(shape, dtype=dtype) for name, (shape, dtype) in agent.rollout_spec(steps)(actor.env, num_envs, 0).items()}
+    main_loop.prepare_process(values)  # the learner's seeds and threads
+    learner = agent.build_learner(agent.make_network(actor.env, values), values_while_filling, 0, learner_device)
+    raw = raw_bytes_per_sequence(values, agent.make_network(actor.env, values))
+
+    torch.set_num_threads(1)
+    rollouts, actor_seconds = 0, 0.0
+    while actor_seconds < args.actor_seconds or learner.replay.num_sequences < values['batch_size']:
+        start = time.perf_counter()
+        actor.collect(buffer)
+        actor_seconds += time.perf_counter() - start
+        rollouts += 1
+        learner.update([buffer])
+    agent_steps = rollouts * num_envs * steps
+    compressed = learner.replay.bytes_per_sequence()
+
+    torch.set_num_threads(values['learner_threads'])
+    learner.learn()  # warm-up: the optimizer's state is allocated at the first step
+    start = time.perf_counter()
+    for _ in range(args.learner_steps):
+        learner.learn()
+    learner_seconds = time.perf_counter() - start
+    sequences_per_second = args.learner_steps * values['batch_size'] / learner_seconds
+    actor.env.close()
+
+    frames = values['environment_frame_skip']
+    row = (
+        f'| {values["environment_name"]} | {num_envs} x {steps} | {agent_steps / actor_seconds:,.0f} | {frames * agent_steps / actor_seconds:,.0f} | '
+        f'{values["batch_size"]} x {values["burn_in"]} + {values["unroll_length"]} | {sequences_per_second:,.1f} | '
+        f'{_size(raw * SEQUENCES)} | {_size(compressed * SEQUENCES)} | {raw / compressed:,.1f}x |'
+    )
+    load = ', '.join(f'{value:.2f}' for value in os.getloadavg())
+    command = ' '.join(argv if argv is not None else sys.argv[1:])
+    text = '\n'.join([
+        '# R2D2 on Atari: actor and learner throughput, replay memory',
+        '',
+        f'`python -m benchmarks.{Path(__file__).stem}{" " + command if command else ""}`',
+        '',
+        f'One actor of {num_envs} environment(s) for {actor_seconds:.1f} s ({rollouts} rollout(s), {agent_steps:,} agent steps, one torch thread); '
+        f'the learner for {args.learner_steps} timed gradient steps ({learner_seconds:.1f} s on {learner_device.type}, {values["learner_threads"]} torch threads) '
+        f'on the {learner.replay.num_sequences:,} sequences of {values["burn_in"] + values["unroll_length"]} steps the actor stored; '
+        f'each alone, one after the other. Replay memory from the replay itself (`bytes_per_sequence()`), per {SEQUENCES:,} sequences: '
+        f'raw {raw:,.0f} B per sequence, snappy-compressed {compressed:,.0f} B (the mean over the stored ones). Load average '
+        f'after the runs: {load}.',
+        '',
+        '| game | actor: envs x steps per rollout | actor agent steps/s | actor frames/s | learner: batch x (burn-in + learned steps) | '
+        f'learner sequences/s | replay per {SEQUENCES // 1000}k sequences, raw | compressed | compression |',
+        '|---|---|---:|---:|---|---:|---:|---:|---:|',
+        row,
+        '',
+    ])
+    print(text)
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(text, encoding='utf-8')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

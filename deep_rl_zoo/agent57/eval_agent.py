@@ -1,0 +1,22 @@
+"""Watch an Agent57 checkpoint play policy 0 (beta 0: greedy on the extrinsic head, epsilon-greedy 0.01), print its
+scores and record an mp4.
+
+    python -m deep_rl_zoo.agent57.eval_agent --load_checkpoint_file=checkpoints/Agent57_CartPole-v1_9.ckpt
+
+The Q network also sees the previous intrinsic reward, so the episodic memory and RND run as in training (their
+settings come from the checkpoint).
+"""
+
+from deep_rl_zoo import flags
+from deep_rl_zoo.agent57 import agent
+from deep_rl_zoo.ngu.agent import evaluate_checkpoint
+
+flags.define_eval('', epsilon_greedy=True)
+
+
+def main() -> None:
+    evaluate_checkpoint('Agent57', agent.make_network, agent.eval_policy)
+
+
+if __name__ == '__main__':
+    flags.run(main)

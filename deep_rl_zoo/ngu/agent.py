@@ -1,0 +1,529 @@
+"""NGU: "Never Give Up: Learning Directed Exploration Strategies" (Badia et al. 2020), on R2D2's actors and learner
+(`deep_rl_zoo.r2d2`: asynchronous actor processes, prioritized replay of overlapping sequences with stored LSTM
+states, burn-in, value rescaling h).
+
+What NGU adds (section 2, appendices A, E and F):
+
+1. N policies (beta_j, gamma_j) learned by one network (`episodic_novelty.policy_family`); environment i of the run
+   always plays policy j = i mod N, epsilon-greedy with R2D2's Ape-X epsilon of its rung.
+2. Its Q network (`networks.ngu.NguQNetwork`) sees the one-hot j, the previous action and the previous extrinsic
+   and intrinsic rewards beside the observation.
+3. Each step's intrinsic reward, computed by the actor for the observation the step reaches:
+   r^i = r^episodic * min(max(1 + (err - mu) / sigma, 1), L) (`episodic_novelty`): the k-nearest-neighbour bonus
+   over this episode's embeddings f(x) (memory cleared at every episode start, per environment) scaled by the RND
+   error standardised by the actor's running moments of it.
+4. The learner learns policy j from r = r^e + beta_j r^i with discount gamma_j by transformed Retrace with the
+   greedy target policy (`transformed_returns.transformed_retrace_targets`), importance-weighted 0.5 td^2 on the
+   learned steps, R2D2's sequence priorities; the target network is copied every `target_network_update_interval`.
+5. It also trains the embedding f by inverse dynamics (cross-entropy of a_t from f(x_t), f(x_t+1)) and RND's
+   predictor on the last `intrinsic_train_steps` real steps of each sequence (the paper: the last 5), with their
+   own Adam; RND's observation normaliser is updated with every step the actors send.
+
+The replay (`ngu.replay.ExtrasSequenceReplay`) stores each step's intrinsic reward, policy index and previous
+action and rewards beside R2D2's fields. Evaluation plays policy 0 (beta 0, the exploitative one). On Montezuma's
+Revenge the actors count the rooms each episode visits (`visited_rooms_mean` / `visited_rooms_max`, as PPO-RND).
+"""
+
+from typing import Any, Callable
+
+import numpy as np
+import torch
+from torch import nn
+
+from deep_rl_zoo import curiosity, episodic_novelty, main_loop, trackers, transformed_returns
+from deep_rl_zoo.drqn.agent import pad_first
+from deep_rl_zoo.greedy_actors import as_tensor
+from deep_rl_zoo.gym_env import VectorEnvironment, VectorStep
+from deep_rl_zoo.networks.ngu import NguNetworks, StepInputs, lstm_size, ngu_networks
+from deep_rl_zoo.ngu import replay as ngu_replay
+from deep_rl_zoo.ppo_icm.agent import RoomCounter, RoomStatistics, counts_rooms, environment_kind
+from deep_rl_zoo.r2d2.agent import apex_epsilons, sequence_layout
+from deep_rl_zoo.replay_agent import frozen_copy
+from deep_rl_zoo.rollouts import transition_spec
+from deep_rl_zoo.schedule import LinearSchedule
+from deep_rl_zoo.trackers import EpisodeTracker
+
+
+def policy_family(values: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    """The run's (betas, discounts) of its N policies."""
+    return episodic_novelty.policy_family(values['num_policies'], values['intrinsic_reward_beta'], values['gamma_max'], values['gamma_min'])
+
+
+class NguPolicy:
+    """Acts for a vector of N environments with NGU's networks (an actor's, or the evaluation's): epsilon-greedy on
+    each environment's policy's Q-values (`acting_values`), with the LSTM state, the previous action and rewards and
+    the policy index carried from step to step (zeroed, and the policy chosen again, at episode starts), and the
+    intrinsic reward of every step (`last_intrinsic_reward` after `observe`)."""
+
+    def __init__(
+        self,
+        networks: NguNetworks,
+        epsilons: np.ndarray,
+        policies: np.ndarray,
+        memory: episodic_novelty.EpisodicMemory,
+        max_modulation: float,
+        seed: int,
+        device: torch.device = torch.device('cpu'),
+    ):
+        self.networks = networks
+        self.epsilon = np.asarray(epsilons, np.float64)
+        self.num_envs = len(self.epsilon)
+        self.fixed_policies = np.asarray(policies, np.int64)
+        self.memory = memory
+        self.max_modulation = max_modulation
+        self.error_moments = episodic_novelty.RunningMoments()
+        self.device = device
+        self._random = np.random.default_rng(seed)
+        self.state: tuple[torch.Tensor, torch.Tensor] | None = None
+        self.reset()
+
+    def reset(self) -> None:
+        """Forgets every environment's episode: the next `act` starts them all."""
+        self.state = None
+        self.previous_action = np.zeros(self.num_envs, np.int64)
+        self.previous_reward = np.zeros(self.num_envs, np.float32)
+        self.previous_intrinsic_reward = np.zeros(self.num_envs, np.float32)
+        self.policy = np.array([self.next_policy(env, None) for env in range(self.num_envs)], np.int64)
+        self.last_intrinsic_reward = np.zeros(self.num_envs, np.float32)
+        self._first = np.ones(self.num_envs, bool)
+        self._returns = np.zeros(self.num_envs)
+
+    def next_policy(self, env: int, episode_return: float | None) -> int:
+        """The policy of environment `env`'s next episode (`episode_return`: the extrinsic return of the episode it
+        just finished, None at a reset): NGU's environments keep theirs."""
+        return int(self.fixed_policies[env])
+
+    def acting_values(self, q_values: torch.Tensor, policy: torch.Tensor) -> torch.Tensor:
+        """The values [B, A] whose argmax is the greedy action: NGU's one head."""
+        return q_values
+
+    @torch.no_grad()
+    def _embed(self, observation: np.ndarray) -> np.ndarray:
+        return self.networks.embedding(as_tensor(observation, self.device)).double().cpu().numpy()
+
+    @torch.no_grad()
+    def act(self, observation: np.ndarray) -> np.ndarray:
+        if self._first.any():  # episode starts: each memory begins with the episode's first observation
+            embeddings = self._embed(observation)
+            for env in np.flatnonzero(self._first):
+                self.memory.reset(env, embeddings[env])
+        inputs = StepInputs(*(as_tensor(value, self.device).unsqueeze(0) for value in (self.previous_action, self.previous_reward, self.previous_intrinsic_reward, self.policy)))
+        q_values, self.state = self.networks.q(as_tensor(observation, self.device).unsqueeze(0), inputs, self.state, as_tensor(self._first, self.device).unsqueeze(0))
+        actions = self.acting_values(q_values.squeeze(0), inputs.policy.squeeze(0)).argmax(dim=-1).cpu().numpy()
+        explore = self._random.random(self.num_envs) < self.epsilon
+        actions[explore] = self._random.integers(self.networks.q.num_actions, size=int(explore.sum()))
+        self._first = np.zeros(self.num_envs, bool)
+        return actions
+
+    @torch.no_grad()
+    def observe(self, action: np.ndarray, step: VectorStep) -> None:
+        """The intrinsic reward of the observation each step reached (before any reset), then the next step's inputs."""
+        reached = np.asarray(step.final_observation)
+        embeddings = self._embed(reached)
+        prediction, target = self.networks.rnd(as_tensor(reached, self.device))
+        errors = curiosity.rnd_prediction_error(prediction, target).double().cpu().numpy()
+        self.error_moments.update(errors)
+        modulator = episodic_novelty.lifelong_modulator(errors, self.error_moments.mean, self.error_moments.std, self.max_modulation)
+        episodic = np.array([self.memory.reward(env, embeddings[env]) for env in range(self.num_envs)])
+        self.last_intrinsic_reward = episodic_novelty.intrinsic_reward(episodic, modulator).astype(np.float32)
+        self._returns += step.raw_reward
+        ended = step.terminated | step.truncated
+        self.previous_action = np.where(ended, 0, action).astype(np.int64)
+        self.previous_reward = np.where(ended, 0.0, step.reward).astype(np.float32)
+        self.previous_intrinsic_reward = np.where(ended, 0.0, self.last_intrinsic_reward).astype(np.float32)
+        for env in np.flatnonzero(ended):
+            self.policy[env] = self.next_policy(int(env), float(self._returns[env]))
+            self._returns[env] = 0.0
+        self._first = ended.copy()
+
+    def state_before_step(self) -> np.ndarray:
+        """The (h, c) the next step starts from, [N, 2 * hidden_size]: zeros where an episode starts."""
+        if self.state is None:
+            return np.zeros((self.num_envs, 2 * self.networks.hidden_size), np.float32)
+        state = torch.cat(self.state, dim=1).cpu().numpy()
+        state[self._first] = 0.0
+        return state
+
+
+def rollout_spec(steps: int, kind: str) -> Callable[..., dict[str, tuple[tuple[int, ...], torch.dtype]]]:
+    """The spec function (env, num_envs, _) -> an `NguActor`'s buffer of `steps` steps per environment: R2D2's
+    (`rollouts.transition_spec`, 'recurrent_state', 'first_stream'), each step's extras [T, N, NUM_EXTRAS] (columns
+    of `ngu.replay`) and 'visited_rooms' [T, N] (Montezuma's Revenge: the rooms of the episode ending there, else 0)."""
+
+    def spec(env: VectorEnvironment, num_envs: int, unroll_length: int) -> dict[str, tuple[tuple[int, ...], torch.dtype]]:
+        return {
+            **transition_spec(env, num_envs, steps),
+            'recurrent_state': ((steps, num_envs, 2 * lstm_size(kind)), torch.float32),
+            'first_stream': ((1,), torch.int64),
+            'extras': ((steps, num_envs, ngu_replay.NUM_EXTRAS), torch.float32),
+            'visited_rooms': ((steps, num_envs), torch.float32),
+        }
+
+    return spec
+
+
+class NguActor:
+    """Steps a vector of environments with an `NguPolicy` and writes `unroll_length` steps per environment per
+    `collect` (see `rollout_spec`)."""
+
+    def __init__(self, policy: NguPolicy, env: VectorEnvironment, unroll_length: int, first_stream: int, terminal_on_life_loss: bool):
+        self.policy = policy
+        self.network = policy.networks
+        self.env = env
+        self.unroll_length = unroll_length
+        self.first_stream = first_stream
+        self.terminal_on_life_loss = terminal_on_life_loss
+        self._episodes = EpisodeTracker(env.num_envs)
+        self._observation = env.reset()
+
+    @torch.no_grad()
+    def collect(self, buffer: dict[str, torch.Tensor]) -> list[tuple[float, int]]:
+        finished: list[tuple[float, int]] = []
+        buffer['first_stream'].fill_(self.first_stream)
+        policy = self.policy
+        for t in range(self.unroll_length):
+            buffer['recurrent_state'][t] = torch.from_numpy(policy.state_before_step())
+            extras = np.zeros((self.env.num_envs, ngu_replay.NUM_EXTRAS), np.float32)
+            extras[:, ngu_replay.PREVIOUS_ACTION] = policy.previous_action
+            extras[:, ngu_replay.PREVIOUS_REWARD] = policy.previous_reward
+            extras[:, ngu_replay.PREVIOUS_INTRINSIC_REWARD] = policy.previous_intrinsic_reward
+            extras[:, ngu_replay.POLICY] = policy.policy
+            action = policy.act(self._observation)
+            step = self.env.step(action)
+            policy.observe(action, step)
+            extras[:, ngu_replay.INTRINSIC_REWARD] = policy.last_intrinsic_reward
+            episode_end = step.terminated | step.truncated
+            buffer['observation'][t] = torch.from_numpy(np.asarray(self._observation))
+            buffer['action'][t] = torch.from_numpy(action)
+            buffer['reward'][t] = torch.from_numpy(step.reward.astype(np.float32))
+            buffer['terminal'][t] = torch.from_numpy(step.terminated | (step.life_loss & self.terminal_on_life_loss))
+            buffer['episode_end'][t] = torch.from_numpy(episode_end)
+            buffer['final_observation'][t] = torch.from_numpy(np.asarray(step.final_observation))
+            buffer['extras'][t] = torch.from_numpy(extras)
+            finished += self._episodes.step(step.raw_reward, episode_end)
+            self._observation = step.observation
+        if isinstance(self.env, RoomCounter):
+            buffer['visited_rooms'].copy_(torch.from_numpy(self.env.take_counts()))
+        else:
+            buffer['visited_rooms'].zero_()
+        return finished
+
+
+def step_inputs(action: torch.Tensor, reward: torch.Tensor, extras: torch.Tensor) -> StepInputs:
+    """The Q network's inputs [T + 1, B] at a batch of sequences' T + 1 observations, from their actions [T, B],
+    extrinsic rewards [T, B] and extras [T, B, NUM_EXTRAS]: the stored previous action and rewards at the first
+    step, the sequence's own after it (the observation after the last real step follows that step)."""
+    previous_action = torch.cat([extras[:1, :, ngu_replay.PREVIOUS_ACTION].long(), action])
+    previous_reward = torch.cat([extras[:1, :, ngu_replay.PREVIOUS_REWARD], reward])
+    previous_intrinsic = torch.cat([extras[:1, :, ngu_replay.PREVIOUS_INTRINSIC_REWARD], extras[:, :, ngu_replay.INTRINSIC_REWARD]])
+    policy = extras[:1, :, ngu_replay.POLICY].long().expand(action.shape[0] + 1, -1)
+    return StepInputs(previous_action, previous_reward, previous_intrinsic, policy)
+
+
+def unroll_with_burn_in(network: nn.Module, observation: torch.Tensor, inputs: StepInputs, state, first: torch.Tensor, burn_in: int) -> torch.Tensor:
+    """R2D2's burn-in (`r2d2.agent.unroll_with_burn_in`) for the NGU Q network: no gradient reaches the stored state
+    of sequences that start mid-episode through the first `burn_in` steps."""
+    if burn_in == 0:
+        return network(observation, inputs, state, first)[0]
+    q_burn_in, state = network(observation[:burn_in], StepInputs(*(x[:burn_in] for x in inputs)), state, first[:burn_in])
+    starts_episode = first[0].unsqueeze(1)
+    state = tuple(torch.where(starts_episode, part, part.detach()) for part in state)
+    q_rest, _ = network(observation[burn_in:], StepInputs(*(x[burn_in:] for x in inputs)), state, first[burn_in:])
+    return torch.cat([q_burn_in, q_rest])
+
+
+class NguLearner:
+    """The learner: adds the actors' steps to the replay, then takes the gradient steps owed (see the module
+    docstring); `value_targets` and `taken_values` are the parts Agent57 changes."""
+
+    agent_name = 'NGU'
+
+    def __init__(
+        self,
+        network: NguNetworks,
+        replay: ngu_replay.ExtrasSequenceReplay,
+        *,
+        betas: np.ndarray,
+        discounts: np.ndarray,
+        learning_rate: float,
+        intrinsic_learning_rate: float,
+        adam_eps: float,
+        batch_size: int,
+        min_replay_size: int,
+        learn_interval: int,
+        target_network_update_interval: int,
+        burn_in: int,
+        retrace_lambda: float,
+        intrinsic_train_steps: int,
+        priority_eta: float,
+        value_rescaling_eps: float,
+        importance_sampling_exponent: LinearSchedule,
+        max_grad_norm: float,
+        count_rooms: bool = False,
+        device: torch.device = torch.device('cpu'),
+    ):
+        self.network = network.to(device)
+        self.target_network = frozen_copy(self.network.q)
+        self.optimizer = torch.optim.Adam(self.network.q.parameters(), lr=learning_rate, eps=adam_eps)
+        intrinsic_parameters = list(self.network.embedding.parameters()) + list(self.network.rnd.predictor.parameters())
+        self.intrinsic_optimizer = torch.optim.Adam(intrinsic_parameters, lr=intrinsic_learning_rate, eps=adam_eps)
+        self.replay = replay
+        self.betas = torch.as_tensor(betas, dtype=torch.float32, device=device)
+        self.discounts = torch.as_tensor(discounts, dtype=torch.float32, device=device)
+        self.batch_size = batch_size
+        self.min_replay_size = min_replay_size
+        self.learn_interval = learn_interval
+        self.target_network_update_interval = target_network_update_interval
+        self.burn_in = burn_in
+        self.retrace_lambda = retrace_lambda
+        self.intrinsic_train_steps = intrinsic_train_steps
+        self.priority_eta = priority_eta
+        self.value_rescaling_eps = value_rescaling_eps
+        self.importance_sampling_exponent = importance_sampling_exponent
+        self.max_grad_norm = max_grad_norm
+        self.device = device
+        self.rooms = RoomStatistics(active=count_rooms)
+        self.env_steps = 0
+        self.learning_env_steps = 0
+        self.learner_steps = 0
+        self.statistics = trackers.LearnerStatistics()
+
+    def update(self, buffers: list[dict[str, torch.Tensor]]) -> None:
+        """Adds each rollout's steps to its environments' streams (and folds its observations into RND's normaliser),
+        then takes the gradient steps owed: one per `learn_interval` env steps added once the replay holds
+        `min_replay_size` sequences."""
+        rnd = self.network.rnd
+        for buffer in buffers:
+            self.rooms.record(buffer)
+            fields = {name: tensor.numpy() for name, tensor in buffer.items()}
+            num_steps, num_envs = fields['reward'].shape
+            rnd.observation_normalizer.update(rnd.flat_inputs(buffer['observation'].flatten(0, 1).to(self.device)))
+            streams = int(fields['first_stream'][0]) + np.arange(num_envs)
+            for t in range(num_steps):
+                self.replay.add(
+                    fields['observation'][t], fields['action'][t], fields['reward'][t], fields['terminal'][t], fields['episode_end'][t],
+                    fields['final_observation'][t], extras=fields['extras'][t], recurrent_state=fields['recurrent_state'][t], streams=streams,
+                )  # fmt: skip
+                self.env_steps += num_envs
+                if self.replay.num_sequences >= self.min_replay_size:
+                    self.learning_env_steps += num_envs
+        while self.learner_steps < self.learning_env_steps // self.learn_interval:
+            self.learn()
+
+    def value_targets(self, q_all: torch.Tensor, q_target: torch.Tensor, action, reward, intrinsic, discount, mask, beta) -> list[torch.Tensor]:
+        """NGU: one head learns r^e + beta_j r^i by transformed Retrace; its targets [T, B]."""
+        mixed = episodic_novelty.mixed_reward(reward, intrinsic, beta)
+        return [transformed_returns.transformed_retrace_targets(q_all, q_target, action, mixed, discount, mask, self.retrace_lambda, self.value_rescaling_eps)]
+
+    def taken_values(self, q_all: torch.Tensor, action: torch.Tensor) -> list[torch.Tensor]:
+        """Q(x_t, a_t) [T, B] of each head."""
+        return [q_all[:-1].gather(-1, action.unsqueeze(-1)).squeeze(-1)]
+
+    def learn(self) -> None:
+        """One gradient step of the Q network and one of the embedding and RND predictor, on a prioritized batch."""
+        sample = self.replay.sample_prioritized(self.batch_size, self.importance_sampling_exponent(self.env_steps))
+        sequences = sample.sequences
+
+        def time_major(array: np.ndarray) -> torch.Tensor:
+            return as_tensor(array, self.device).transpose(0, 1)
+
+        observation, action = time_major(sequences.observation), time_major(sequences.action).long()
+        reward, not_terminal, first, mask = (time_major(field) for field in (sequences.reward, sequences.discount, sequences.first, sequences.mask))
+        extras = time_major(self.replay.extras_at(sample.keys[0]))
+        state = tuple(as_tensor(sequences.initial_state, self.device).chunk(2, dim=1))
+        first_all = pad_first(first)
+        inputs = step_inputs(action, reward, extras)
+        policy = inputs.policy[0]
+        beta, discount = self.betas[policy], not_terminal * self.discounts[policy]  # the replay's discount is 1
+        num_steps = action.shape[0]
+
+        q_all = unroll_with_burn_in(self.network.q, observation, inputs, state, first_all, self.burn_in)
+        with torch.no_grad():
+            q_target, _ = self.target_network(observation, inputs, state, first_all)
+            targets = self.value_targets(q_all.detach(), q_target, action, reward, extras[:, :, ngu_replay.INTRINSIC_REWARD], discount, mask, beta)
+        q_taken = self.taken_values(q_all, action)
+        td_errors = [target - taken for target, taken in zip(targets, q_taken)]
+        learned = mask & ((torch.arange(num_steps, device=self.device) >= self.burn_in)[:, None] | first[0])
+        weights = learned.float()
+        sequence_loss = sum((0.5 * td_error**2 * weights).sum(dim=0) for td_error in td_errors) / weights.sum(dim=0).clamp(min=1.0)
+        loss = (as_tensor(sample.weights, self.device) * sequence_loss).mean()
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        grad_norm = nn.utils.clip_grad_norm_(self.network.q.parameters(), self.max_grad_norm if self.max_grad_norm > 0 else float('inf'))
+        self.optimizer.step()
+        # One priority per sequence from the mean over heads of |td| (NGU has one head).
+        absolute = torch.stack([td_error.detach().abs() for td_error in td_errors]).mean(dim=0)
+        priorities = transformed_returns.sequence_priorities(absolute, learned, self.priority_eta)
+        self.replay.update_priorities(sample.keys, priorities.cpu().numpy())
+        inverse_loss, rnd_loss = self._learn_intrinsic(observation, action, mask)
+        self.learner_steps += 1
+        if self.learner_steps % self.target_network_update_interval == 0:
+            self.target_network.load_state_dict(self.network.q.state_dict())
+        self.statistics.record(
+            loss=loss.detach(), mean_q=q_taken[0].detach()[learned].mean(), priority_mean=priorities.mean(), importance_weight_min=float(sample.weights.min()),
+            grad_norm=grad_norm, intrinsic_reward_mean=extras[:, :, ngu_replay.INTRINSIC_REWARD][mask].mean(), inverse_dynamics_loss=inverse_loss, rnd_loss=rnd_loss,
+        )  # fmt: skip
+
+    def _learn_intrinsic(self, observation: torch.Tensor, action: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """One Adam step on the inverse-dynamics cross-entropy of f and RND's prediction error, over the last
+        `intrinsic_train_steps` real steps of each sequence (x_t, a_t, x_t+1)."""
+        count = mask.sum(dim=0, keepdim=True)
+        index = torch.arange(mask.shape[0], device=self.device)[:, None]
+        chosen = mask & (index >= count - self.intrinsic_train_steps)
+        current, following, taken = observation[:-1][chosen], observation[1:][chosen], action[chosen]
+        embedding = self.network.embedding
+        logits = embedding.action_logits(embedding(current), embedding(following))
+        inverse_loss = nn.functional.cross_entropy(logits, taken)
+        rnd_loss = curiosity.rnd_prediction_error(*self.network.rnd(following)).mean()
+        self.intrinsic_optimizer.zero_grad(set_to_none=True)
+        (inverse_loss + rnd_loss).backward()
+        self.intrinsic_optimizer.step()
+        return inverse_loss.detach(), rnd_loss.detach()
+
+    def learner_statistics(self) -> dict[str, float]:
+        return self.statistics.means()
+
+    def agent_statistics(self) -> dict[str, float]:
+        """Replay size and memory (as R2D2), and Montezuma's rooms."""
+        per_sequence = self.replay.bytes_per_sequence()
+        return {
+            'replay_sequences': float(self.replay.num_sequences),
+            'replay_bytes_per_sequence': per_sequence,
+            'replay_full_mib': per_sequence * self.replay.capacity / 2**20,
+            **self.rooms.statistics(),
+        }
+
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            'network': self.network.state_dict(),
+            'target_network': self.target_network.state_dict(),
+            'optimizer': self.optimizer.state_dict(),
+            'intrinsic_optimizer': self.intrinsic_optimizer.state_dict(),
+            'env_steps': self.env_steps,
+            'learning_env_steps': self.learning_env_steps,
+            'learner_steps': self.learner_steps,
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.network.load_state_dict(state['network'])
+        self.target_network.load_state_dict(state['target_network'])
+        self.optimizer.load_state_dict(state['optimizer'])
+        self.intrinsic_optimizer.load_state_dict(state['intrinsic_optimizer'])
+        self.env_steps = int(state['env_steps'])
+        self.learning_env_steps = int(state['learning_env_steps'])
+        self.learner_steps = int(state['learner_steps'])
+
+
+NUM_HEADS = 1
+
+
+def make_network_for(num_heads: int) -> Callable[[VectorEnvironment, dict[str, Any]], NguNetworks]:
+    """make_network(env, values) of NGU (one Q head) or Agent57 (two)."""
+
+    def make_network(env: VectorEnvironment, values: dict[str, Any]) -> NguNetworks:
+        return ngu_networks(values['environment_kind'], env.single_observation_space.shape, int(env.single_action_space.n), values['num_policies'], num_heads)
+
+    return make_network
+
+
+make_network = make_network_for(NUM_HEADS)
+
+
+def build_learner_of(learner_class: type) -> Callable[..., NguLearner]:
+    """build_learner(network, values, total_updates, device) of NGU's or Agent57's learner class."""
+
+    def build_learner(network: NguNetworks, values: dict[str, Any], total_updates: int, device: torch.device) -> NguLearner:
+        if values['min_replay_size'] > values['replay_capacity']:
+            raise ValueError(f'--min_replay_size ({values["min_replay_size"]}) must be at most --replay_capacity ({values["replay_capacity"]}) (both in sequences)')
+        env = main_loop.create_environment(values['environment_kind'], values, 1, values['seed'])
+        observation_space = env.single_observation_space
+        env.close()
+        sequence_length, overlap = sequence_layout(values)
+        replay = ngu_replay.ExtrasSequenceReplay(
+            priority_exponent=values['priority_exponent'], priority_eps=values['priority_eps'], capacity=values['replay_capacity'],
+            sequence_length=sequence_length, overlap=overlap, observation_shape=observation_space.shape, observation_dtype=observation_space.dtype,
+            discount=1.0, num_streams=values['num_actors'] * values['num_envs_per_actor'], compress=values['compress_replay'], seed=values['seed'],
+            state_size=2 * network.hidden_size,
+        )  # fmt: skip
+        betas, discounts = policy_family(values)
+        return learner_class(
+            network, replay, betas=betas, discounts=discounts, learning_rate=values['learning_rate'], intrinsic_learning_rate=values['intrinsic_learning_rate'],
+            adam_eps=values['adam_eps'], batch_size=values['batch_size'], min_replay_size=values['min_replay_size'], learn_interval=values['learn_interval'],
+            target_network_update_interval=values['target_network_update_interval'], burn_in=values['burn_in'], retrace_lambda=values['retrace_lambda'],
+            intrinsic_train_steps=values['intrinsic_train_steps'], priority_eta=values['priority_eta'], value_rescaling_eps=values['value_rescaling_eps'],
+            importance_sampling_exponent=LinearSchedule(
+                values['importance_sampling_exponent_begin_value'], values['importance_sampling_exponent_end_value'], values['importance_sampling_exponent_decay_step']
+            ),
+            max_grad_norm=values['max_grad_norm'], count_rooms=counts_rooms(values), device=device,
+        )  # fmt: skip
+
+    return build_learner
+
+
+build_learner = build_learner_of(NguLearner)
+
+
+def episodic_memory(values: dict[str, Any], num_envs: int, embedding_size: int) -> episodic_novelty.EpisodicMemory:
+    return episodic_novelty.EpisodicMemory(
+        num_envs, embedding_size, values['episodic_memory_capacity'], values['num_neighbours'], values['kernel_epsilon'], values['pseudo_count_constant'],
+        values['cluster_distance'], values['max_similarity'],
+    )  # fmt: skip
+
+
+def make_policy(network: NguNetworks, values: dict[str, Any], epsilons: np.ndarray, policies: np.ndarray, seed: int, device: torch.device) -> NguPolicy:
+    network = network.to(device)
+    memory = episodic_memory(values, len(epsilons), network.embedding.embedding_size)
+    return NguPolicy(network, epsilons, policies, memory, values['max_lifelong_modulation'], seed, device)
+
+
+def actor_environment(env: VectorEnvironment, values: dict[str, Any], seed: int) -> VectorEnvironment:
+    """On Montezuma's Revenge the environments are rebuilt from Python wrappers, whose rooms `RoomCounter` reads."""
+    if not counts_rooms(values):
+        return env
+    num_envs = env.num_envs
+    env.close()
+    return RoomCounter(main_loop.create_environment('atari', values, num_envs, seed, use_python_wrappers=True))
+
+
+def build_actor(network: NguNetworks, env: VectorEnvironment, values: dict[str, Any], seed: int, device: torch.device) -> NguActor:
+    """Actor of the run's flag values: its environments' streams, Ape-X epsilons and policies follow from their
+    index among all of the run (`seed - values['seed']`, as R2D2's `build_actor`)."""
+    first_stream = seed - values['seed']
+    num_envs = env.num_envs
+    epsilons = apex_epsilons(values['num_actors'] * num_envs, values['exploration_epsilon_base'], values['exploration_epsilon_alpha'])[first_stream : first_stream + num_envs]
+    policies = (first_stream + np.arange(num_envs)) % values['num_policies']  # environment i of the run plays i mod N
+    policy = make_policy(network, values, epsilons, policies, seed, device)
+    return NguActor(policy, actor_environment(env, values, seed), values['actor_update_interval'], first_stream, values.get('terminal_on_life_loss', False))
+
+
+def eval_policy(network: NguNetworks, values: dict[str, Any], epsilon: float, seed: int, device: torch.device = torch.device('cpu')) -> NguPolicy:
+    """The evaluation's policy: policy 0 (beta 0, the exploitative one), epsilon-greedy, one environment."""
+    return make_policy(network, values, np.array([epsilon]), np.zeros(1, np.int64), seed, device)
+
+
+def train(kind: str, build_learner: Callable[..., NguLearner] = build_learner, build_actor: Callable[..., Any] = build_actor, make_network=make_network, make_eval_policy=eval_policy) -> None:
+    """Entry point of the run scripts (NGU's, and Agent57's with its own parts): run_classic also takes MiniGrid."""
+    from deep_rl_zoo import flags
+
+    values = flags.flag_values()
+    kind = environment_kind(kind, values['environment_name'])
+    main_loop.train_actors_and_learner(
+        kind, make_network, build_learner, build_actor, rollout_spec(values['actor_update_interval'], kind), asynchronous=True,
+        make_eval_actor=lambda network, device: make_eval_policy(network, {**values, 'environment_kind': kind}, values['eval_exploration_epsilon'], values['seed'], device),
+    )  # fmt: skip
+
+
+def evaluate_checkpoint(agent_name: str, make_network: Callable[..., NguNetworks], make_eval_policy: Callable[..., NguPolicy]) -> None:
+    """eval_agent of NGU and Agent57: `main_loop.evaluate_checkpoint` with the evaluation policy built from the
+    checkpoint's own flag values (its episodic memory and policy family)."""
+    from deep_rl_zoo import flags
+
+    train_values: dict[str, Any] = {}
+
+    def network_of(env: VectorEnvironment, values: dict[str, Any]) -> NguNetworks:
+        train_values.update(values)
+        return make_network(env, values)
+
+    main_loop.evaluate_checkpoint(
+        agent_name, network_of, lambda network, env, seed: make_eval_policy(network, train_values, flags.FLAGS.eval_exploration_epsilon, seed)
+    )

@@ -1,0 +1,20 @@
+"""Watch an NGU checkpoint play its exploitative policy (j = 0, epsilon-greedy 0.01), print its scores and record an mp4.
+
+    python -m deep_rl_zoo.ngu.eval_agent --load_checkpoint_file=checkpoints/NGU_CartPole-v1_9.ckpt
+
+The Q network also sees the previous intrinsic reward, so the episodic memory and RND run as in training (their
+settings come from the checkpoint).
+"""
+
+from deep_rl_zoo import flags
+from deep_rl_zoo.ngu import agent
+
+flags.define_eval('', epsilon_greedy=True)
+
+
+def main() -> None:
+    agent.evaluate_checkpoint('NGU', agent.make_network, agent.eval_policy)
+
+
+if __name__ == '__main__':
+    flags.run(main)

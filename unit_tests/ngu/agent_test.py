@@ -1,0 +1,150 @@
+"""NGU's agent pieces: the replay's per-step extras (kept through overlaps and padding), the actor on real CartPole
+(each step's previous action and rewards, policy index and intrinsic reward, the LSTM state zeroed at episode
+starts) and the learner (Retrace on r^e + beta_j r^i with each sequence's gamma_j, priorities, the embedding and RND
+predictor trained, RND's target fixed)."""
+
+import numpy as np
+import pytest
+import torch
+from torch.testing import assert_close
+
+from deep_rl_zoo import episodic_novelty, gym_env, transformed_returns
+from deep_rl_zoo.ngu import agent
+from deep_rl_zoo.ngu import replay as ngu_replay
+
+VALUES = {
+    'seed': 3, 'num_actors': 2, 'num_envs_per_actor': 2, 'actor_update_interval': 30, 'environment_name': 'CartPole-v1', 'environment_kind': 'classic',
+    'exploration_epsilon_base': 0.4, 'exploration_epsilon_alpha': 7.0, 'num_policies': 3, 'intrinsic_reward_beta': 0.3, 'gamma_max': 0.99, 'gamma_min': 0.9,
+    'episodic_memory_capacity': 1000, 'num_neighbours': 10, 'kernel_epsilon': 1e-4, 'pseudo_count_constant': 1e-3, 'cluster_distance': 8e-3,
+    'max_similarity': 8.0, 'max_lifelong_modulation': 5.0, 'value_rescaling_eps': 1e-3, 'terminal_on_life_loss': False,
+    'replay_capacity': 200, 'min_replay_size': 6, 'priority_exponent': 0.9, 'priority_eps': 1e-6, 'unroll_length': 4, 'burn_in': 2,
+    'compress_replay': False, 'learning_rate': 1e-3, 'intrinsic_learning_rate': 1e-3, 'adam_eps': 1e-8, 'batch_size': 4, 'learn_interval': 16,
+    'target_network_update_interval': 2, 'retrace_lambda': 0.9, 'intrinsic_train_steps': 3, 'priority_eta': 0.9,
+    'importance_sampling_exponent_begin_value': 0.6, 'importance_sampling_exponent_end_value': 0.6, 'importance_sampling_exponent_decay_step': 1,
+    'max_grad_norm': 10.0, 'eval_exploration_epsilon': 0.0,
+}  # fmt: skip
+
+
+def test_the_replay_keeps_each_steps_extras_with_its_sequence():
+    replay = ngu_replay.ExtrasSequenceReplay(
+        priority_exponent=1.0, priority_eps=1e-6, capacity=10, sequence_length=4, overlap=2, observation_shape=(1,), observation_dtype=np.float32,
+        num_streams=2, state_size=1,
+    )  # fmt: skip
+    for t in range(7):  # stream 0: one episode of 7 steps; stream 1: steps 100 + t, no episode end
+        end = np.array([t == 6, False])
+        extras = np.array([[t] * 5, [100 + t] * 5], np.float32)
+        observation = np.array([[t], [100 + t]], np.float32)
+        replay.add(observation, np.zeros(2, np.int64), np.zeros(2), end, end, observation + 1, extras=extras, recurrent_state=np.zeros((2, 1), np.float32))
+    sequences = replay.sequences_at(np.arange(replay.num_sequences))
+    extras = replay.extras_at(np.arange(replay.num_sequences))
+    assert replay.num_sequences == 5  # stream 0: steps 0-3, 2-5, 4-6 (padded); stream 1: 100-103, 102-105
+    for b in range(replay.num_sequences):
+        real = sequences.mask[b]
+        np.testing.assert_array_equal(extras[b, real, ngu_replay.POLICY], sequences.observation[b, :-1, 0][real])
+        assert not extras[b, ~real].any()  # zeros on padding
+    assert replay.bytes_per_sequence() == replay_lib_bytes(replay) + 4 * 5 * 4
+    with pytest.raises(ValueError, match=r'extras must have shape \(2, 5\)'):
+        replay.add(observation, np.zeros(2, np.int64), np.zeros(2), end, end, observation, extras=extras[:, :3], recurrent_state=np.zeros((2, 1), np.float32))
+
+
+def replay_lib_bytes(replay):
+    return super(ngu_replay.ExtrasSequenceReplay, replay).bytes_per_sequence()
+
+
+def make_actor(first_stream=0, num_steps=60, seed=5):
+    values = {**VALUES, 'actor_update_interval': num_steps}
+    env = gym_env.create_classic_vector_env('CartPole-v1', 2, seed=seed)
+    torch.manual_seed(0)
+    network = agent.make_network(env, values)
+    return agent.build_actor(network, env, values, VALUES['seed'] + first_stream, torch.device('cpu'))
+
+
+def collect(actor):
+    buffer = {name: torch.full(shape, float('nan') if dtype.is_floating_point else -7, dtype=dtype) for name, (shape, dtype) in agent.rollout_spec(actor.unroll_length, 'classic')(actor.env, 2, 99).items()}
+    actor.collect(buffer)
+    for name, tensor in buffer.items():
+        assert not (tensor.isnan().any() if tensor.is_floating_point() else (tensor == -7).any()), f'{name} not filled'
+    return buffer
+
+
+def test_the_actor_writes_each_steps_inputs_policy_and_intrinsic_reward():
+    actor = make_actor(first_stream=2)
+    buffer = collect(actor)
+    extras, ends = buffer['extras'], buffer['episode_end']
+    assert ends.any(), 'the test needs episode ends'
+    starts = torch.cat([torch.ones(1, 2, dtype=torch.bool), ends[:-1]])
+    # The previous action and rewards of each step are the step before's, zero at episode starts.
+    expected_action = torch.where(starts[1:], 0, buffer['action'][:-1])
+    assert torch.equal(extras[1:, :, ngu_replay.PREVIOUS_ACTION].long(), expected_action)
+    assert torch.equal(extras[1:, :, ngu_replay.PREVIOUS_REWARD], torch.where(starts[1:], 0.0, buffer['reward'][:-1]))
+    assert torch.equal(extras[1:, :, ngu_replay.PREVIOUS_INTRINSIC_REWARD], torch.where(starts[1:], 0.0, extras[:-1, :, ngu_replay.INTRINSIC_REWARD]))
+    assert not extras[0, :, ngu_replay.PREVIOUS_ACTION : ngu_replay.POLICY].any()  # the first step starts an episode
+    # Environments 2 and 3 of the run play policies 2 mod 3 and 3 mod 3, always.
+    assert extras[:, 0, ngu_replay.POLICY].eq(2).all() and extras[:, 1, ngu_replay.POLICY].eq(0).all()
+    # Intrinsic rewards: episodic bonus (at most 1 / c) times a factor in [1, 5]; the stream's first step is 1 / sqrt(K + c)
+    # against the single first embedding, so positive.
+    intrinsic = extras[:, :, ngu_replay.INTRINSIC_REWARD]
+    assert (intrinsic >= 0).all() and (intrinsic <= 5 / 1e-3).all() and (intrinsic[0] > 0).all()
+    assert not buffer['recurrent_state'][starts].any() and buffer['recurrent_state'][~starts].abs().sum(dim=-1).gt(0).all()
+    assert buffer['first_stream'].tolist() == [2] and not buffer['visited_rooms'].any()
+
+
+def test_the_intrinsic_reward_is_the_episodic_bonus_times_the_lifelong_factor():
+    actor = make_actor(num_steps=1)
+    policy = actor.policy
+    observation = actor._observation
+    embeddings = policy._embed(observation)
+    buffer = collect(actor)
+    reached = buffer['final_observation'][0].numpy()
+    # Recompute by hand: the memory held the first observation's embedding; the RND error's moments are this batch's.
+    with torch.no_grad():
+        prediction, target = policy.networks.rnd(torch.from_numpy(reached))
+    errors = ((prediction - target) ** 2).mean(dim=-1).double().numpy()
+    moments = episodic_novelty.RunningMoments()
+    moments.update(errors)
+    expected = []
+    for env in range(2):
+        memory = agent.episodic_memory(VALUES, 1, 32)
+        memory.reset(0, embeddings[env])
+        episodic = memory.reward(0, policy._embed(reached)[env])
+        expected.append(episodic * episodic_novelty.lifelong_modulator(errors[env], moments.mean, moments.std, 5.0))
+    np.testing.assert_allclose(buffer['extras'][0, :, ngu_replay.INTRINSIC_REWARD].numpy(), expected, rtol=1e-5)
+
+
+def test_the_learner_learns_retrace_on_the_mixed_reward_with_each_policys_discount(monkeypatch):
+    buffers = [collect(make_actor(first_stream=first_stream, num_steps=40, seed=first_stream)) for first_stream in (0, 2)]
+    env = gym_env.create_classic_vector_env('CartPole-v1', 1, seed=0)
+    torch.manual_seed(1)
+    learner = agent.build_learner(agent.make_network(env, VALUES), VALUES, 0, torch.device('cpu'))
+    before = {name: parameter.clone() for name, parameter in learner.network.named_parameters()}
+    calls = []
+    original = transformed_returns.transformed_retrace_targets
+
+    def recording(q_selector, q_target, action, reward, discount, mask, retrace_lambda, eps):
+        calls.append((reward.clone(), discount.clone(), mask.clone(), retrace_lambda))
+        return original(q_selector, q_target, action, reward, discount, mask, retrace_lambda, eps)
+
+    monkeypatch.setattr(transformed_returns, 'transformed_retrace_targets', recording)
+    sampled = []
+    sample_prioritized = learner.replay.sample_prioritized
+    monkeypatch.setattr(learner.replay, 'sample_prioritized', lambda *args: sampled.append(sample_prioritized(*args)) or sampled[-1])
+    learner.update(buffers)
+    assert learner.env_steps == 160 and learner.learner_steps == learner.learning_env_steps // 16 > 0
+    assert len(calls) == learner.learner_steps
+    betas, gammas = episodic_novelty.policy_family(3, 0.3, 0.99, 0.9)
+    for (reward, discount, mask, retrace_lambda), sample in zip(calls, sampled):
+        extras = learner.replay.extras_at(sample.keys[0])  # [B, T, 5]
+        policy = extras[:, 0, ngu_replay.POLICY].astype(int)
+        sequences = sample.sequences
+        expected_reward = sequences.reward + betas[policy][:, None] * extras[:, :, ngu_replay.INTRINSIC_REWARD]
+        assert_close(reward, torch.from_numpy(expected_reward.T).float())
+        expected_discount = sequences.discount * gammas[policy][:, None]  # the replay's discount is 1 - terminal
+        assert_close(discount, torch.from_numpy(expected_discount.T).float())
+        assert retrace_lambda == 0.9
+    changed = {name for name, parameter in learner.network.named_parameters() if not torch.equal(parameter, before[name])}
+    assert any(name.startswith('q.') for name in changed) and any(name.startswith('embedding.') for name in changed)
+    assert any(name.startswith('rnd.predictor') for name in changed) and not any(name.startswith('rnd.target') for name in changed)
+    assert 'rnd.observation_normalizer.count' in changed  # folded in every step the actors sent
+    statistics = learner.learner_statistics()
+    assert {'loss', 'inverse_dynamics_loss', 'rnd_loss', 'intrinsic_reward_mean', 'priority_mean'} <= set(statistics)
+    assert set(learner.state_dict()) == {'network', 'target_network', 'optimizer', 'intrinsic_optimizer', 'env_steps', 'learning_env_steps', 'learner_steps'}
