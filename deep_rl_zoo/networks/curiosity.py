@@ -47,16 +47,17 @@ class MiniGridTorso(nn.Module):
         return self.fc(self.convs(observation.float()))
 
 
-def policy_torsos(kind: str, observation_shape: tuple[int, ...]) -> tuple[nn.Module, nn.Module | None]:
+def policy_torsos(kind: str, observation_space) -> tuple[nn.Module, nn.Module | None]:
     """(torso, value torso or None when shared) of the actor-critic: PPO's Nature CNN on Atari, the MiniGrid CNN,
-    separate tanh MLPs (64, 64) for vectors."""
+    separate tanh MLPs (64, 64) for vectors, each seeing the vector scaled to [0, 1] by its bounds (`BoundsScaler`:
+    MountainCar's velocity spans +-0.07, its position 1.8, and the policy must act on the velocity)."""
     _check_kind(kind)
+    shape = observation_space.shape
     if kind == 'atari':
-        return NatureCnnTorso(observation_shape[0]), None
+        return NatureCnnTorso(shape[0]), None
     if kind == 'minigrid':
-        return MiniGridTorso(observation_shape), None
-    size = int(np.prod(observation_shape))
-    return MlpTorso(size, (64, 64), nn.Tanh), MlpTorso(size, (64, 64), nn.Tanh)
+        return MiniGridTorso(shape), None
+    return _scaled_mlp(observation_space, nn.Tanh), _scaled_mlp(observation_space, nn.Tanh)
 
 
 class TwoValueOutput(NamedTuple):
@@ -152,8 +153,13 @@ def icm_for(kind: str, observation_space, num_actions: int) -> IntrinsicCuriosit
     elif kind == 'minigrid':
         encoder = MiniGridTorso(shape)
     else:
-        encoder = _ScaledMlp(BoundsScaler(observation_space.low.reshape(-1), observation_space.high.reshape(-1)), (64, 64), nn.ELU)
+        encoder = _scaled_mlp(observation_space, nn.ELU)
     return IntrinsicCuriosityModule(encoder, num_actions)
+
+
+def _scaled_mlp(observation_space, activation: type[nn.Module]) -> '_ScaledMlp':
+    """An MLP (64, 64) on the observation scaled to [0, 1] by the bounds of `observation_space` (a Box)."""
+    return _ScaledMlp(BoundsScaler(observation_space.low.reshape(-1), observation_space.high.reshape(-1)), (64, 64), activation)
 
 
 class _ScaledMlp(nn.Module):
@@ -206,7 +212,8 @@ def _atari_convs() -> nn.Sequential:
 def rnd_for(kind: str, observation_shape: tuple[int, ...]) -> RandomNetworkDistillation:
     """RND's networks: on Atari the paper's target (3 convolutions, a linear layer of 512) and its deeper predictor
     (the same convolutions, then 512, 512 ReLU units and 512 outputs); scaled-down versions of the same shapes for
-    MiniGrid (convolutions, 64 outputs) and vectors (MLPs, 64 outputs)."""
+    MiniGrid (convolutions, 64 outputs) and vectors (MLPs of 256, 256 units, 64 outputs; the target's first layer
+    with random biases: `spread_kinks`)."""
     _check_kind(kind)
     if kind == 'atari':
         input_shape = (1, *observation_shape[1:])
@@ -223,6 +230,20 @@ def rnd_for(kind: str, observation_shape: tuple[int, ...]) -> RandomNetworkDisti
         )
         return RandomNetworkDistillation(target, predictor, observation_shape, newest_frame_only=False)
     size = int(np.prod(observation_shape))
-    target = nn.Sequential(nn.Linear(size, 64), nn.LeakyReLU(), nn.Linear(64, 64), nn.LeakyReLU(), nn.Linear(64, 64))
-    predictor = nn.Sequential(nn.Linear(size, 128), nn.ReLU(), nn.Linear(128, 128), nn.ReLU(), nn.Linear(128, 64))
-    return RandomNetworkDistillation(target, predictor, (size,), newest_frame_only=False)
+    target = nn.Sequential(nn.Linear(size, 256), nn.LeakyReLU(), nn.Linear(256, 256), nn.LeakyReLU(), nn.Linear(256, 64))
+    predictor = nn.Sequential(nn.Linear(size, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 64))
+    rnd = RandomNetworkDistillation(target, predictor, (size,), newest_frame_only=False)
+    spread_kinks(rnd.target[0], rnd.observation_normalizer.clip)
+    return rnd
+
+
+@torch.no_grad()
+def spread_kinks(layer: nn.Linear, clip: float) -> None:
+    """Random biases for the first layer of RND's vector target: unit i's kink w_i.x + b_i = 0 then lies at a distance
+    uniform in [0, clip] from the origin of the normalised input box [-clip, clip]^d.
+
+    With zero biases (`orthogonal_init`) a leaky-ReLU target is positively homogeneous, f(c x) = c f(x) for c > 0:
+    on a state of a few dimensions whose normalised visits surround the origin (MountainCar's two), the predictor
+    fitted on the visits extrapolates it to unvisited states along every ray, and the bonus hardly tells them apart.
+    """
+    layer.bias.uniform_(-clip, clip).mul_(layer.weight.norm(dim=1))

@@ -10,6 +10,9 @@ PPO's actors and learner (`deep_rl_zoo.ppo`), with these additions in the learne
 3. on each PPO minibatch the module takes one Adam step on (1 - beta) L_inverse + beta L_forward (eq. 7, beta 0.2),
    so phi is trained by the inverse model and the forward model predicts phi(s_t+1).
 
+With `--scale_rewards` the actors divide the game reward by the running std of its discounted return (Engstrom et al.
+2020) before the learner adds the curiosity reward (the MountainCar preset does, for its -1 per step).
+
 The rollout's next observation is the following step's observation (or the one after the last step). Where an
 episode ended (discount 0) that is the first observation of the next episode, not a successor: those transitions
 get no curiosity reward and do not train the module. With `--intrinsic_reward_coef=0` nothing of the module is
@@ -124,7 +127,14 @@ def build_actor(network: nn.Module, env: VectorEnvironment, values: dict[str, An
         env.close()
         env = RoomCounter(main_loop.create_environment('atari', values, num_envs, seed, use_python_wrappers=True))
     return CuriosityActor(
-        network, env, values['unroll_length'], values['discount'], values.get('terminal_on_life_loss', False), seed, device
+        network,
+        env,
+        values['unroll_length'],
+        values['discount'],
+        values.get('terminal_on_life_loss', False),
+        seed,
+        device,
+        scale_rewards=values['scale_rewards'],
     )
 
 
@@ -275,7 +285,7 @@ def make_network(env: VectorEnvironment, values: dict[str, Any]) -> CategoricalA
     """PPO's actor-critic for the run's kind of environment: Nature CNN (Atari), the MiniGrid CNN, tanh MLPs."""
     if env.single_action_space.shape:
         raise ValueError('PPO-ICM takes discrete actions only; for continuous control use deep_rl_zoo.ppo.run_continuous')
-    torso, value_torso = policy_torsos(values['environment_kind'], env.single_observation_space.shape)
+    torso, value_torso = policy_torsos(values['environment_kind'], env.single_observation_space)
     return CategoricalActorCritic(torso, int(env.single_action_space.n), value_torso)
 
 

@@ -101,6 +101,8 @@ class PpoRndLearner(PpoLearner):
             explained_variance=_explained_variance(samples['value'], samples['return']),
             intrinsic_explained_variance=_explained_variance(samples['intrinsic_value'], samples['intrinsic_return']),
             intrinsic_reward=intrinsic_reward.mean(),
+            extrinsic_advantage_std=extrinsic_advantages.std(),
+            intrinsic_advantage_std=intrinsic_advantages.std(),
             rnd_error=error.mean(),
             learning_rate=self.learning_rate(self.learner_steps - 1),
             clip_epsilon=clip_epsilon,
@@ -173,7 +175,7 @@ def make_network(env: VectorEnvironment, values: dict[str, Any]) -> TwoValueActo
     """The actor-critic with extrinsic and intrinsic value heads for the run's kind of environment."""
     if env.single_action_space.shape:
         raise ValueError('PPO-RND takes discrete actions only; for continuous control use deep_rl_zoo.ppo.run_continuous')
-    torso, value_torso = policy_torsos(values['environment_kind'], env.single_observation_space.shape)
+    torso, value_torso = policy_torsos(values['environment_kind'], env.single_observation_space)
     return TwoValueActorCritic(torso, int(env.single_action_space.n), value_torso)
 
 

@@ -131,3 +131,17 @@ def test_room_counter_counts_distinct_rooms_per_episode():
     inactive = agent.RoomStatistics()  # a run whose actors count no rooms reports none
     inactive.record({'visited_rooms': torch.tensor([[3.0]])})
     assert inactive.statistics() == {}
+
+
+def test_actor_scales_the_game_reward_before_the_curiosity_reward_is_added_when_asked():
+    env = gym_env.create_classic_vector_env('MountainCar-v0', num_envs=2, seed=0)
+    values = {'environment_kind': 'classic', 'environment_name': 'MountainCar-v0', 'unroll_length': 4, 'discount': 0.99}
+    network = mlp_actor_critic(2, 3)
+    spec = agent.rollout_spec(env, 2, 4)
+    for scale in (False, True):
+        actor = agent.build_actor(network, env, {**values, 'scale_rewards': scale}, seed=0, device=torch.device('cpu'))
+        buffer = {name: torch.zeros(shape, dtype=dtype) for name, (shape, dtype) in spec.items()}
+        actor.collect(buffer)
+        # MountainCar pays -1 per step; the scaler divides by the std of the running return, which grows from 0.
+        assert (buffer['reward'] == -1.0).all() != scale
+    env.close()

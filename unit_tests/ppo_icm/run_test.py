@@ -7,6 +7,7 @@ import re
 
 import imageio.v2 as imageio
 import pytest
+import torch
 from tensorboard.backend.event_processing import event_accumulator
 
 from deep_rl_zoo import checkpoint
@@ -37,15 +38,19 @@ def scalars(runs_dir, tag):
 
 
 def test_run_classic_trains_policy_and_module_on_mountain_car(tmp_path):
-    _, checkpoint_dir = train(
+    proc, checkpoint_dir = train(
         'deep_rl_zoo.ppo_icm.run_classic', tmp_path, '--environment_name=MountainCar-v0', '--unroll_length=16',
-        '--num_train_steps=64', '--num_eval_steps=200', '--nouse_tensorboard',
+        '--num_train_steps=64', '--num_eval_steps=200', '--nouse_tensorboard', '--scale_rewards', '--icm_eta=100',
     )
     rows = read_csv(os.path.join(checkpoint_dir, 'PPO_ICM_MountainCar-v0_results.csv'))
     assert [(row['iteration'], row['env_steps'], row['learner_steps']) for row in rows] == [('0', '64', '2')]
     assert float(rows[0]['eval_episode_return']) == -200.0  # one whole unsolved episode
     loaded = checkpoint.load_checkpoint(os.path.join(checkpoint_dir, 'PPO_ICM_MountainCar-v0_0.ckpt'), agent_name='PPO_ICM')
     assert loaded['flags']['environment_kind'] == 'classic'
+    assert not [line for line in proc.stdout.splitlines() if line.startswith('preset ')]  # none ships for MountainCar
+    assert (loaded['flags']['scale_rewards'], loaded['flags']['icm_eta']) == (True, 100.0)
+    # The policy sees the state scaled to [0, 1] by MountainCar's bounds.
+    torch.testing.assert_close(loaded['state']['network']['torso.scaler.offset'], torch.tensor([-1.2, -0.07]))
     assert {'network', 'optimizer', 'icm', 'icm_optimizer'} <= set(loaded['state'])
     assert loaded['state']['icm']['inverse_model.2.weight'].shape == (3, 256)  # MountainCar: 3 actions
 

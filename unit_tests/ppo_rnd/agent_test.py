@@ -2,6 +2,8 @@
 
 import math
 
+import gymnasium
+import numpy as np
 import torch
 
 from deep_rl_zoo import gym_env
@@ -9,11 +11,12 @@ from deep_rl_zoo.networks.curiosity import TwoValueActorCritic, policy_torsos, r
 from deep_rl_zoo.ppo_rnd import agent
 
 T, N = 8, 2
+MOUNTAIN_CAR = gymnasium.spaces.Box(np.array([-1.2, -0.07], np.float32), np.array([0.6, 0.07], np.float32))
 
 
 def make_learner(num_envs=N):
     torch.manual_seed(0)
-    torso, value_torso = policy_torsos('classic', (2,))
+    torso, value_torso = policy_torsos('classic', MOUNTAIN_CAR)
     network = TwoValueActorCritic(torso, 3, value_torso)
     return agent.PpoRndLearner(
         network, rnd_for('classic', (2,)), num_envs=num_envs, intrinsic_discount=0.99, extrinsic_advantage_coef=2.0,
