@@ -78,9 +78,18 @@ def commands(document: str) -> list[Command]:
 
 
 def shipped_files() -> set[str]:
-    """The files a fresh clone holds (git's index)."""
-    listed = subprocess.run(['git', '-C', REPO_ROOT, 'ls-files', '-z'], capture_output=True, text=True, check=True).stdout
-    return set(listed.split('\0')) - {''}
+    """The files a fresh clone holds: git's index, or in a copy of the tree without git, the files present (but the
+    virtual environment and caches)."""
+    try:
+        listed = subprocess.run(['git', '-C', REPO_ROOT, 'ls-files', '-z'], capture_output=True, text=True, check=True).stdout
+        return set(listed.split('\0')) - {''}
+    except (OSError, subprocess.CalledProcessError):
+        pass
+    present = set()
+    for directory, subdirectories, files in os.walk(REPO_ROOT):
+        subdirectories[:] = [name for name in subdirectories if name not in ('.venv', '.git', '__pycache__', '.pytest_cache')]
+        present.update(os.path.relpath(os.path.join(directory, name), REPO_ROOT) for name in files)
+    return present
 
 
 # --------------------------------------------------------------------------------------- flags of a run script
