@@ -4,8 +4,9 @@ states, burn-in, value rescaling h).
 
 What NGU adds (section 2, appendices A, E and F):
 
-1. N policies (beta_j, gamma_j) learned by one network (`episodic_novelty.policy_family`); environment i of the run
-   always plays policy j = i mod N, epsilon-greedy with R2D2's Ape-X epsilon of its rung.
+1. N policies (beta_j, gamma_j) learned by one network (`episodic_novelty.policy_family`); environment i of the run's
+   S always plays policy j = (S - 1 - i) mod N, epsilon-greedy with R2D2's Ape-X epsilon of its rung: policy 0, the
+   one evaluated, on the least random rung.
 2. Its Q network (`networks.ngu.NguQNetwork`) sees the one-hot j, the previous action and the previous extrinsic
    and intrinsic rewards beside the observation.
 3. Each step's intrinsic reward, computed by the actor for the observation the step reaches:
@@ -491,7 +492,10 @@ def build_actor(network: NguNetworks, env: VectorEnvironment, values: dict[str, 
     first_stream = seed - values['seed']
     num_envs = env.num_envs
     epsilons = apex_epsilons(values['num_actors'] * num_envs, values['exploration_epsilon_base'], values['exploration_epsilon_alpha'])[first_stream : first_stream + num_envs]
-    policies = (first_stream + np.arange(num_envs)) % values['num_policies']  # environment i of the run plays i mod N
+    # Environment i of the run's S plays policy (S - 1 - i) mod N: the least random environment (Ape-X's last rung) plays
+    # policy 0, the exploitative one that evaluation plays, and the most random ones the most exploratory policies.
+    streams = first_stream + np.arange(num_envs)
+    policies = (values['num_actors'] * num_envs - 1 - streams) % values['num_policies']
     policy = make_policy(network, values, epsilons, policies, seed, device)
     return NguActor(policy, actor_environment(env, values, seed), values['actor_update_interval'], first_stream, values.get('terminal_on_life_loss', False))
 

@@ -79,8 +79,9 @@ def test_the_actor_writes_each_steps_inputs_policy_and_intrinsic_reward():
     assert torch.equal(extras[1:, :, ngu_replay.PREVIOUS_REWARD], torch.where(starts[1:], 0.0, buffer['reward'][:-1]))
     assert torch.equal(extras[1:, :, ngu_replay.PREVIOUS_INTRINSIC_REWARD], torch.where(starts[1:], 0.0, extras[:-1, :, ngu_replay.INTRINSIC_REWARD]))
     assert not extras[0, :, ngu_replay.PREVIOUS_ACTION : ngu_replay.POLICY].any()  # the first step starts an episode
-    # Environments 2 and 3 of the run play policies 2 mod 3 and 3 mod 3, always.
-    assert extras[:, 0, ngu_replay.POLICY].eq(2).all() and extras[:, 1, ngu_replay.POLICY].eq(0).all()
+    # Environments 2 and 3 of the run's 4 play policies (4 - 1 - 2) mod 3 and (4 - 1 - 3) mod 3, always: the last, least
+    # random environment plays policy 0.
+    assert extras[:, 0, ngu_replay.POLICY].eq(1).all() and extras[:, 1, ngu_replay.POLICY].eq(0).all()
     # Intrinsic rewards: episodic bonus (at most 1 / c) times a factor in [1, 5]; the stream's first step is 1 / sqrt(K + c)
     # against the single first embedding, so positive.
     intrinsic = extras[:, :, ngu_replay.INTRINSIC_REWARD]
