@@ -38,7 +38,7 @@ from deep_rl_zoo.gym_env import VectorEnvironment, VectorStep
 from deep_rl_zoo.networks.ngu import NguNetworks, StepInputs, lstm_size, ngu_networks
 from deep_rl_zoo.ngu import replay as ngu_replay
 from deep_rl_zoo.ppo_icm.agent import RoomCounter, RoomStatistics, counts_rooms, environment_kind
-from deep_rl_zoo.r2d2.agent import apex_epsilons, sequence_layout
+from deep_rl_zoo.r2d2.agent import SequenceLearnerBookkeeping, apex_epsilons, sequence_layout
 from deep_rl_zoo.replay_agent import frozen_copy
 from deep_rl_zoo.rollouts import transition_spec
 from deep_rl_zoo.schedule import LinearSchedule
@@ -233,7 +233,7 @@ def unroll_with_burn_in(network: nn.Module, observation: torch.Tensor, inputs: S
     return torch.cat([q_burn_in, q_rest])
 
 
-class NguLearner:
+class NguLearner(SequenceLearnerBookkeeping):
     """The learner: adds the actors' steps to the replay, then takes the gradient steps owed (see the module
     docstring); `value_targets` and `taken_values` are the parts Agent57 changes."""
 
@@ -381,38 +381,16 @@ class NguLearner:
         self.intrinsic_optimizer.step()
         return inverse_loss.detach(), rnd_loss.detach()
 
-    def learner_statistics(self) -> dict[str, float]:
-        return self.statistics.means()
-
     def agent_statistics(self) -> dict[str, float]:
         """Replay size and memory (as R2D2), and Montezuma's rooms."""
-        per_sequence = self.replay.bytes_per_sequence()
-        return {
-            'replay_sequences': float(self.replay.num_sequences),
-            'replay_bytes_per_sequence': per_sequence,
-            'replay_full_mib': per_sequence * self.replay.capacity / 2**20,
-            **self.rooms.statistics(),
-        }
+        return {**super().agent_statistics(), **self.rooms.statistics()}
 
     def state_dict(self) -> dict[str, Any]:
-        return {
-            'network': self.network.state_dict(),
-            'target_network': self.target_network.state_dict(),
-            'optimizer': self.optimizer.state_dict(),
-            'intrinsic_optimizer': self.intrinsic_optimizer.state_dict(),
-            'env_steps': self.env_steps,
-            'learning_env_steps': self.learning_env_steps,
-            'learner_steps': self.learner_steps,
-        }
+        return {**super().state_dict(), 'intrinsic_optimizer': self.intrinsic_optimizer.state_dict()}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.network.load_state_dict(state['network'])
-        self.target_network.load_state_dict(state['target_network'])
-        self.optimizer.load_state_dict(state['optimizer'])
+        super().load_state_dict(state)
         self.intrinsic_optimizer.load_state_dict(state['intrinsic_optimizer'])
-        self.env_steps = int(state['env_steps'])
-        self.learning_env_steps = int(state['learning_env_steps'])
-        self.learner_steps = int(state['learner_steps'])
 
 
 NUM_HEADS = 1

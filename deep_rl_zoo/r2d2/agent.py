@@ -151,7 +151,44 @@ def unroll_with_burn_in(
     return torch.cat([q_burn_in, q_rest])
 
 
-class R2d2Learner:
+class SequenceLearnerBookkeeping:
+    """Statistics and checkpoint state of a learner on a prioritized sequence replay (R2D2 and the agents built on it:
+    NGU, Agent57): it has `network`, `target_network`, `optimizer`, `replay`, `statistics` and the counters
+    `env_steps`, `learning_env_steps` and `learner_steps`."""
+
+    def learner_statistics(self) -> dict[str, float]:
+        return self.statistics.means()
+
+    def agent_statistics(self) -> dict[str, float]:
+        """Replay size in sequences and its memory: per sequence, and for a full replay (MiB)."""
+        per_sequence = self.replay.bytes_per_sequence()
+        return {
+            'replay_sequences': float(self.replay.num_sequences),
+            'replay_bytes_per_sequence': per_sequence,
+            'replay_full_mib': per_sequence * self.replay.capacity / 2**20,
+        }
+
+    def state_dict(self) -> dict[str, Any]:
+        """Networks, optimizer and counters (the replay is saved beside them only with --save_replay)."""
+        return {
+            'network': self.network.state_dict(),
+            'target_network': self.target_network.state_dict(),
+            'optimizer': self.optimizer.state_dict(),
+            'env_steps': self.env_steps,
+            'learning_env_steps': self.learning_env_steps,
+            'learner_steps': self.learner_steps,
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.network.load_state_dict(state['network'])
+        self.target_network.load_state_dict(state['target_network'])
+        self.optimizer.load_state_dict(state['optimizer'])
+        self.env_steps = int(state['env_steps'])
+        self.learning_env_steps = int(state['learning_env_steps'])
+        self.learner_steps = int(state['learner_steps'])
+
+
+class R2d2Learner(SequenceLearnerBookkeeping):
     """The learner: adds the actors' steps to the prioritized sequence replay and takes the gradient steps they are
     owed (see the module docstring). `learner_steps` counts gradient steps; `update` is one call of the core."""
 
@@ -264,37 +301,6 @@ class R2d2Learner:
             importance_weight_min=float(sample.weights.min()),
             grad_norm=grad_norm,
         )
-
-    def learner_statistics(self) -> dict[str, float]:
-        return self.statistics.means()
-
-    def agent_statistics(self) -> dict[str, float]:
-        """Replay size in sequences and its memory: per sequence, and for a full replay (MiB)."""
-        per_sequence = self.replay.bytes_per_sequence()
-        return {
-            'replay_sequences': float(self.replay.num_sequences),
-            'replay_bytes_per_sequence': per_sequence,
-            'replay_full_mib': per_sequence * self.replay.capacity / 2**20,
-        }
-
-    def state_dict(self) -> dict[str, Any]:
-        """Networks, optimizer and counters (the replay is saved beside them only with --save_replay)."""
-        return {
-            'network': self.network.state_dict(),
-            'target_network': self.target_network.state_dict(),
-            'optimizer': self.optimizer.state_dict(),
-            'env_steps': self.env_steps,
-            'learning_env_steps': self.learning_env_steps,
-            'learner_steps': self.learner_steps,
-        }
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.network.load_state_dict(state['network'])
-        self.target_network.load_state_dict(state['target_network'])
-        self.optimizer.load_state_dict(state['optimizer'])
-        self.env_steps = int(state['env_steps'])
-        self.learning_env_steps = int(state['learning_env_steps'])
-        self.learner_steps = int(state['learner_steps'])
 
 
 def lstm_size(env: VectorEnvironment) -> int:
