@@ -188,7 +188,9 @@ def _actor_main(
     """An actor process. Synchronous (`free` is None): wait for newer parameters, fill the one buffer, report,
     repeat. Asynchronous: take a free buffer, copy the newest parameters if there are any (never waiting for
     them), fill the buffer, report, repeat."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group; the learner decides
+    # Ctrl-C and a closed terminal reach the whole process group; the learner decides.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     torch.set_num_threads(1)
     try:
@@ -381,14 +383,15 @@ class ActorPool:
 
 
 class StopRequest:
-    """Ctrl-C and SIGTERM in the learner set this flag, which the learner loop checks between steps (every
-    blocking wait polls it), instead of raising KeyboardInterrupt wherever the signal lands: an exception raised
-    inside library code can be swallowed there, and the run would go on. A second Ctrl-C interrupts at once."""
+    """Ctrl-C, SIGTERM and SIGHUP (the terminal closed) in the learner set this flag, which the learner loop checks
+    between steps (every blocking wait polls it), instead of raising KeyboardInterrupt wherever the signal lands: an
+    exception raised inside library code can be swallowed there, and the run would go on. A second Ctrl-C interrupts
+    at once."""
 
     def __init__(self) -> None:
         self.signal_name: Optional[str] = None
-        signal.signal(signal.SIGINT, self._handle)
-        signal.signal(signal.SIGTERM, self._handle)
+        for stop_signal in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(stop_signal, self._handle)
 
     def _handle(self, signum: int, frame: Optional[Any]) -> None:
         self.signal_name = signal.Signals(signum).name

@@ -147,11 +147,38 @@ def connect(address: str, num_cpus: float) -> bool:
         ray.init(address=address)
     else:
         # 'local': a new instance even where RAY_ADDRESS or an earlier `ray start` names a cluster to join.
-        ray.init(
-            address='local', num_cpus=max(os.cpu_count() or 1, math.ceil(num_cpus)), include_dashboard=False,
-            _system_config={'task_events_shutdown_flush_timeout_ms': _TASK_EVENTS_FLUSH_MS},
-        )  # fmt: skip
+        with _instance_in_its_own_process_group():
+            ray.init(
+                address='local', num_cpus=max(os.cpu_count() or 1, math.ceil(num_cpus)), include_dashboard=False,
+                _system_config={'task_events_shutdown_flush_timeout_ms': _TASK_EVENTS_FLUSH_MS},
+            )  # fmt: skip
     return True
+
+
+@contextlib.contextmanager
+def _instance_in_its_own_process_group():
+    """Starts the processes of a local Ray instance (GCS server, raylet, and through the raylet the actors) in a
+    process group of their own, so that a signal to the run's process group (Ctrl-C in a terminal, `kill -TERM
+    -<pgid>`, `timeout`, a service manager) reaches the driver only, which then stops them itself
+    (`end_local_instance`). Otherwise a SIGTERM also ends the raylet, and a driver that sees its raylet die ends its
+    own process with status 1 in the middle of its stop. Ray shields them from SIGINT alone (it blocks the signal in
+    them). They still die with the driver when it is killed outright: Ray starts them with the kernel's
+    parent-death signal where the kernel has it, and only there is this done."""
+    services = ray._private.services
+    if not (sys.platform.startswith('linux') and ray._private.utils.detect_fate_sharing_support()):
+        yield
+        return
+    console_popen = services.ConsolePopen
+
+    class PopenInOwnProcessGroup(console_popen):
+        def __init__(self, *args: Any, **kwargs: Any):
+            super().__init__(*args, process_group=0, **kwargs)
+
+    services.ConsolePopen = PopenInOwnProcessGroup
+    try:
+        yield
+    finally:
+        services.ConsolePopen = console_popen
 
 
 def end_local_instance() -> None:

@@ -1,9 +1,10 @@
 """Acceptance tests of clean shutdown for actor + learner training with 4 actor processes, in both modes of the loop:
 synchronous (ppo.run_classic) and asynchronous (impala.run_classic).
 
-Ctrl-C (SIGINT to the whole process group, as a terminal sends it), SIGTERM to the learner alone, an actor
-killed with SIGKILL, and the learner killed with SIGKILL must all end every process of the run within seconds,
-with the documented exit status and message, and leave a last checkpoint that loads.
+Ctrl-C (SIGINT to the whole process group, as a terminal sends it), a closed terminal (SIGHUP to the group),
+SIGTERM to the learner alone or to the group, an actor killed with SIGKILL, and the learner killed with SIGKILL must
+all end every process of the run within seconds, with the documented exit status and message, and leave a last
+checkpoint that loads.
 """
 
 import os
@@ -140,36 +141,38 @@ def training(tmp_path, request):
         run.kill_all()  # only matters when a test failed: never leave processes behind
 
 
-def test_ctrl_c_to_the_process_group_stops_every_process_and_keeps_the_checkpoint(training):
-    run, actors = training
-    os.killpg(run.pgid, signal.SIGINT)
+def check_stop(run, actors, signum, to_the_group):
+    """Sends `signum` to the learner or its whole process group: every process ends within SHUTDOWN_SECONDS with exit
+    status 130, one line naming the signal, no actor reported dead, and a whole last checkpoint."""
+    if to_the_group:
+        os.killpg(run.pgid, signum)
+    else:
+        os.kill(run.process.pid, signum)
     run.wait_for_exit(actors)
     assert run.process.returncode == 130
     stderr = run.stderr()
-    assert f'Interrupted (SIGINT): stopping {NUM_ACTORS} actors; the last checkpoint is in {run.checkpoint_dir}' in stderr
-    assert TRACEBACK not in stderr
+    assert f'Interrupted ({signal.Signals(signum).name}): stopping {NUM_ACTORS} actors; the last checkpoint is in {run.checkpoint_dir}' in stderr, stderr
+    assert 'died' not in stderr and TRACEBACK not in stderr
     run.check_latest_checkpoint_loads()
+
+
+def test_ctrl_c_to_the_process_group_stops_every_process_and_keeps_the_checkpoint(training):
+    check_stop(*training, signal.SIGINT, to_the_group=True)
 
 
 def test_sigterm_to_the_learner_alone_stops_every_process_and_keeps_the_checkpoint(training):
-    run, actors = training
-    os.kill(run.process.pid, signal.SIGTERM)
-    run.wait_for_exit(actors)
-    assert run.process.returncode == 130
-    assert f'Interrupted (SIGTERM): stopping {NUM_ACTORS} actors' in run.stderr()
-    assert TRACEBACK not in run.stderr()
-    run.check_latest_checkpoint_loads()
+    check_stop(*training, signal.SIGTERM, to_the_group=False)
 
 
 def test_sigterm_to_the_process_group_reads_as_a_stop_not_as_crashed_actors(training):
     """A service manager or `timeout` sends SIGTERM to every process: the actors die at once, the learner stops."""
-    run, actors = training
-    os.killpg(run.pgid, signal.SIGTERM)
-    run.wait_for_exit(actors)
-    assert run.process.returncode == 130
-    assert f'Interrupted (SIGTERM): stopping {NUM_ACTORS} actors' in run.stderr()
-    assert 'died' not in run.stderr() and TRACEBACK not in run.stderr()
-    run.check_latest_checkpoint_loads()
+    check_stop(*training, signal.SIGTERM, to_the_group=True)
+
+
+@pytest.mark.parametrize('training', ['synchronous'], indirect=True)
+def test_a_closed_terminal_stops_the_run_as_ctrl_c_does(training):
+    """Closing the terminal sends SIGHUP to the whole process group: the actors ignore it, the learner stops them."""
+    check_stop(*training, signal.SIGHUP, to_the_group=True)
 
 
 def test_a_killed_actor_stops_the_run_with_a_message_naming_it(training):
