@@ -58,13 +58,17 @@ class ObservationNormalizer(nn.Module):
 
 class RewardScaler:
     """Divides each environment's rewards by the running std of its discounted return
-    R_t = gamma * R_{t-1} * (1 - done_{t-1}) + r_t (the reward scaling of Engstrom et al. 2020)."""
+    R_t = gamma * R_{t-1} * (1 - done_{t-1}) + r_t (the reward scaling of Engstrom et al. 2020).
 
-    def __init__(self, num_envs: int, discount: float, epsilon: float = 1e-8):
+    The statistics start from `prior_count` pseudo-returns of mean 0 and variance 1, which fade as returns come in.
+    Without them the first steps of a task with a constant reward (MountainCar's -1) give identical returns, a
+    variance of about 0, and rewards scaled by about 10^4."""
+
+    def __init__(self, num_envs: int, discount: float, prior_count: float = 1.0, epsilon: float = 1e-8):
         self.discount = discount
         self.epsilon = epsilon
         self._returns = np.zeros(num_envs)
-        self._mean, self._var, self._count = 0.0, 1.0, epsilon
+        self._mean, self._var, self._count = 0.0, 1.0, prior_count
 
     def scale(self, reward: np.ndarray, episode_end: np.ndarray) -> np.ndarray:
         """Scaled rewards of one vector step; `episode_end` restarts the discounted returns that ended."""

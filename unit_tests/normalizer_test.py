@@ -35,14 +35,23 @@ def test_observation_normalizer_statistics_are_frozen_parameters():
 
 
 def test_reward_scaler_divides_by_running_std_of_discounted_returns():
-    scaler = RewardScaler(num_envs=2, discount=0.5, epsilon=0.0)
+    scaler = RewardScaler(num_envs=2, discount=0.5, prior_count=0.0, epsilon=0.0)
     first = scaler.scale(np.array([1.0, 3.0]), np.array([False, True]))
-    # returns [1, 3]: mean 2, var 1 (epsilon 0: no prior count) -> rewards / 1
+    # returns [1, 3]: mean 2, var 1 (no prior) -> rewards / 1
     np.testing.assert_allclose(first, [1.0, 3.0], rtol=1e-6)
     second = scaler.scale(np.array([2.0, 2.0]), np.array([False, False]))
     # returns [0.5*1 + 2, 0 + 2] = [2.5, 2]; all four returns [1, 3, 2.5, 2]: mean 2.125,
     # var ((1.125)^2 + 0.875^2 + 0.375^2 + 0.125^2) / 4 = 0.546875
     np.testing.assert_allclose(second, np.array([2.0, 2.0]) / np.sqrt(0.546875), rtol=1e-6)
+
+
+def test_reward_scaler_prior_keeps_the_first_constant_rewards_in_scale():
+    """MountainCar's first step: every environment's return is -1, a variance of 0. The prior pseudo-return (mean 0,
+    var 1, count 1) with the 2 returns: mean -2/3, M2 = 1 + 0 + 1 * 1 * 2 / 3 = 5/3, var 5/9."""
+    scaler = RewardScaler(num_envs=2, discount=0.99, epsilon=0.0)
+    first = scaler.scale(np.array([-1.0, -1.0]), np.array([False, False]))
+    np.testing.assert_allclose(first, [-1.0 / np.sqrt(5 / 9)] * 2, rtol=1e-6)
+    assert abs(RewardScaler(num_envs=2, discount=0.99, prior_count=1e-8).scale(np.array([-1.0, -1.0]), np.array([False, False]))[0]) > 1e3  # the old prior
 
 
 def test_return_normalizer_update_on_two_batches_gives_moments_of_their_union():
