@@ -303,6 +303,73 @@ def check_bad_flag_and_wrong_checkpoint(agent: Agent, bad_flag: str, other: Agen
     assert agent.name in lines[-1] and other.name in lines[-1], lines
 
 
+# --------------------------------------------------------------------- Pong and Montezuma's Revenge end to end
+
+MONTEZUMA = 'MontezumaRevenge'
+ATARI_GAMES = ('Pong', MONTEZUMA)
+NUM_ACTIONS = {'Pong': 6, MONTEZUMA: 18}  # the minimal action sets
+# Montezuma's episodes capped at 200 frames (at most 50 agent steps), so a tiny run finishes some and counts their rooms.
+MONTEZUMA_FLAGS = ('--max_episode_frames=200',)
+ROOMS_TAG = 'agent_statistics(env_steps)/visited_rooms_mean'
+ROOM_COLUMNS = ['visited_rooms_mean', 'visited_rooms_max']
+
+
+def run_atari(agent: Agent, game: str, directory, *flags):
+    """One run_atari on `game` with `flags` (and MONTEZUMA_FLAGS there) in `directory`: checkpoints and CSV under ck/,
+    TensorBoard under runs/; returns the finished process."""
+    game_flags = MONTEZUMA_FLAGS if game == MONTEZUMA else ()
+    return run_module(
+        agent.module('run_atari'), f'--environment_name={game}', *flags, *game_flags, '--runs_dir=runs', '--checkpoint_dir=ck', cwd=str(directory)
+    )
+
+
+def atari_fixture(agent: Agent, *flags):
+    """A module fixture `atari` parametrized by game (ATARI_GAMES): one `run_atari` with `flags`; (game, (proc, directory))."""
+
+    def atari(request, tmp_path_factory):
+        directory = tmp_path_factory.mktemp(_directory_name(agent, request.param))
+        return request.param, (run_atari(agent, request.param, directory, *flags), directory)
+
+    return pytest.fixture(scope='module', name='atari', params=ATARI_GAMES)(atari)
+
+
+def check_atari_results(agent: Agent, game: str, directory, env_steps):
+    """The results CSV and TensorBoard of a `run_atari` on `game`: one row per iteration with its env steps and
+    checkpoint; on Montezuma's Revenge the mean rooms of the episodes that ended (>= 1: every game starts in a room)
+    in TensorBoard and, with their max, as the CSV's last columns; on Pong no rooms anywhere. Returns the rows."""
+    rows = read_csv(directory / 'ck' / agent.file_name(game, 'results'))
+    counts_rooms = game == MONTEZUMA
+    assert list(rows[0]) == RESULT_COLUMNS + (ROOM_COLUMNS if counts_rooms else [])
+    assert [(row['iteration'], row['env_steps']) for row in rows] == [(str(i), str(steps)) for i, steps in enumerate(env_steps)]
+    assert [row['checkpoint'] for row in rows] == [f'ck/{agent.file_name(game, i)}' for i in range(len(env_steps))]
+    train = events(os.path.join(only_run_dir(directory / 'runs'), 'train'))
+    if not counts_rooms:
+        assert not [tag for tag in train.Tags()['scalars'] if 'visited_rooms' in tag]
+        return rows
+    rooms = [event.value for event in train.Scalars(ROOMS_TAG)]
+    assert len(rooms) == len(env_steps) and min(rooms) >= 1.0, rooms
+    assert [float(row['visited_rooms_mean']) for row in rows] == pytest.approx(rooms)
+    assert all(float(row['visited_rooms_max']) >= float(row['visited_rooms_mean']) for row in rows)
+    return rows
+
+
+def atari_checkpoint(agent: Agent, game: str, directory, iteration: int = 0):
+    """The checkpoint of `iteration`, loaded as this agent's on `game` (the names checked on loading); its payload."""
+    payload = checkpoint.load_checkpoint(agent.checkpoint(directory, game, iteration), agent_name=agent.name, environment_name=game)
+    assert payload['flags']['environment_kind'] == 'atari'
+    return payload
+
+
+def check_atari_eval(agent: Agent, game: str, directory, tmp_path, num_steps: int = 20):
+    """eval_agent for `num_steps` steps on the first checkpoint of a `run_atari` on `game` (shorter than a capped
+    Montezuma episode): the unfinished game is scored and says so; the video holds the reset frame and one per step
+    of the full-size screen."""
+    stdout, match, frames = _eval_agent(agent, agent.checkpoint(directory, game, 0), game, tmp_path, f'--num_eval_steps={num_steps}')
+    assert match.group(3) == '1' and UNFINISHED_NOTE in stdout
+    assert len(frames) == num_steps + 1
+    assert all(frame.shape == (210, 160, 3) for frame in frames)
+
+
 # ============================================================================== in-process agent tests
 
 # Flag values that build an agent for a few quick steps on a vector of CartPoles.

@@ -37,8 +37,8 @@ from deep_rl_zoo.greedy_actors import as_tensor
 from deep_rl_zoo.gym_env import VectorEnvironment, VectorStep
 from deep_rl_zoo.networks.ngu import NguNetworks, StepInputs, lstm_size, ngu_networks
 from deep_rl_zoo.ngu import replay as ngu_replay
-from deep_rl_zoo.ppo_icm.agent import RoomCounter, RoomStatistics, counts_rooms, environment_kind
-from deep_rl_zoo.r2d2.agent import SequenceLearnerBookkeeping, apex_epsilons, sequence_layout
+from deep_rl_zoo.ppo_icm.agent import RoomStatistics, counts_rooms, environment_kind
+from deep_rl_zoo.r2d2.agent import SequenceLearnerBookkeeping, actor_environment, apex_epsilons, sequence_layout, write_visited_rooms
 from deep_rl_zoo.replay_agent import frozen_copy
 from deep_rl_zoo.rollouts import transition_spec
 from deep_rl_zoo.schedule import LinearSchedule
@@ -203,10 +203,7 @@ class NguActor:
             buffer['extras'][t] = torch.from_numpy(extras)
             finished += self._episodes.step(step.raw_reward, episode_end)
             self._observation = step.observation
-        if isinstance(self.env, RoomCounter):
-            buffer['visited_rooms'].copy_(torch.from_numpy(self.env.take_counts()))
-        else:
-            buffer['visited_rooms'].zero_()
+        write_visited_rooms(self.env, buffer)
         return finished
 
 
@@ -381,10 +378,6 @@ class NguLearner(SequenceLearnerBookkeeping):
         self.intrinsic_optimizer.step()
         return inverse_loss.detach(), rnd_loss.detach()
 
-    def agent_statistics(self) -> dict[str, float]:
-        """Replay size and memory (as R2D2), and Montezuma's rooms."""
-        return {**super().agent_statistics(), **self.rooms.statistics()}
-
     def state_dict(self) -> dict[str, Any]:
         return {**super().state_dict(), 'intrinsic_optimizer': self.intrinsic_optimizer.state_dict()}
 
@@ -453,15 +446,6 @@ def make_policy(network: NguNetworks, values: dict[str, Any], epsilons: np.ndarr
     network = network.to(device)
     memory = episodic_memory(values, len(epsilons), network.embedding.embedding_size)
     return NguPolicy(network, epsilons, policies, memory, values['max_lifelong_modulation'], seed, device)
-
-
-def actor_environment(env: VectorEnvironment, values: dict[str, Any], seed: int) -> VectorEnvironment:
-    """On Montezuma's Revenge the environments are rebuilt from Python wrappers, whose rooms `RoomCounter` reads."""
-    if not counts_rooms(values):
-        return env
-    num_envs = env.num_envs
-    env.close()
-    return RoomCounter(main_loop.create_environment('atari', values, num_envs, seed, use_python_wrappers=True))
 
 
 def build_actor(network: NguNetworks, env: VectorEnvironment, values: dict[str, Any], seed: int, device: torch.device) -> NguActor:

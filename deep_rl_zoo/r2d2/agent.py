@@ -28,7 +28,8 @@ holds `min_replay_size` sequences it takes one gradient step per `learn_interval
 
 Time-limit truncations are bootstrapped from the observation that ended the episode; terminals (and lost lives with
 --terminal_on_life_loss) are not. Checkpoints hold the replay only with --save_replay; otherwise a resumed run refills
-it before it learns again.
+it before it learns again. On Montezuma's Revenge the actors count the rooms each episode visits
+(`visited_rooms_mean` / `visited_rooms_max`, as NGU and PPO-RND): the baseline without intrinsic reward.
 """
 
 from typing import Any, Callable
@@ -47,6 +48,7 @@ from deep_rl_zoo.networks.recurrent_value import (
     mlp_recurrent_dueling_q_network,
     nature_cnn_recurrent_dueling_q_network,
 )
+from deep_rl_zoo.ppo_icm.agent import RoomCounter, RoomStatistics, counts_rooms
 from deep_rl_zoo.replay_agent import frozen_copy
 from deep_rl_zoo.rollouts import transition_spec
 from deep_rl_zoo.schedule import LinearSchedule
@@ -67,16 +69,35 @@ def rollout_spec(steps: int) -> Callable[..., dict[str, tuple[tuple[int, ...], t
     """The spec function (env, num_envs, _) -> shapes of an `R2d2Actor`'s buffer for rollouts of `steps` steps per
     environment (`actor_update_interval`; the core's third argument, the learned sequence length, is not the rollout
     length here): `rollouts.transition_spec`, the LSTM state (h, c) before each step ('recurrent_state' [T, N,
-    2 * lstm_size]) and the index of the actor's first environment among all of the run ('first_stream' [1])."""
+    2 * lstm_size]), the index of the actor's first environment among all of the run ('first_stream' [1]) and
+    'visited_rooms' [T, N] (Montezuma's Revenge: the rooms of the episode ending there, else 0; never replayed)."""
 
     def spec(env: VectorEnvironment, num_envs: int, unroll_length: int) -> dict[str, tuple[tuple[int, ...], torch.dtype]]:
         return {
             **transition_spec(env, num_envs, steps),
             'recurrent_state': ((steps, num_envs, 2 * lstm_size(env)), torch.float32),
             'first_stream': ((1,), torch.int64),
+            'visited_rooms': ((steps, num_envs), torch.float32),
         }
 
     return spec
+
+
+def actor_environment(env: VectorEnvironment, values: dict[str, Any], seed: int) -> VectorEnvironment:
+    """On Montezuma's Revenge the environments are rebuilt from Python wrappers, whose rooms `RoomCounter` reads."""
+    if not counts_rooms(values):
+        return env
+    num_envs = env.num_envs
+    env.close()
+    return RoomCounter(main_loop.create_environment('atari', values, num_envs, seed, use_python_wrappers=True))
+
+
+def write_visited_rooms(env: VectorEnvironment, buffer: dict[str, torch.Tensor]) -> None:
+    """Fills a rollout's 'visited_rooms' from a `RoomCounter`'s counts (zeros for any other environment)."""
+    if isinstance(env, RoomCounter):
+        buffer['visited_rooms'].copy_(torch.from_numpy(env.take_counts()))
+    else:
+        buffer['visited_rooms'].zero_()
 
 
 class R2d2Actor:
@@ -133,6 +154,7 @@ class R2d2Actor:
             finished += self._episodes.step(step.raw_reward, episode_end)
             self._observation = step.observation
             self._starts_episode = episode_end
+        write_visited_rooms(self.env, buffer)
         return finished
 
 
@@ -153,19 +175,20 @@ def unroll_with_burn_in(
 
 class SequenceLearnerBookkeeping:
     """Statistics and checkpoint state of a learner on a prioritized sequence replay (R2D2 and the agents built on it:
-    NGU, Agent57): it has `network`, `target_network`, `optimizer`, `replay`, `statistics` and the counters
-    `env_steps`, `learning_env_steps` and `learner_steps`."""
+    NGU, Agent57): it has `network`, `target_network`, `optimizer`, `replay`, `statistics`, `rooms` (a
+    `RoomStatistics`) and the counters `env_steps`, `learning_env_steps` and `learner_steps`."""
 
     def learner_statistics(self) -> dict[str, float]:
         return self.statistics.means()
 
     def agent_statistics(self) -> dict[str, float]:
-        """Replay size in sequences and its memory: per sequence, and for a full replay (MiB)."""
+        """Replay size in sequences and its memory: per sequence, and for a full replay (MiB); Montezuma's rooms."""
         per_sequence = self.replay.bytes_per_sequence()
         return {
             'replay_sequences': float(self.replay.num_sequences),
             'replay_bytes_per_sequence': per_sequence,
             'replay_full_mib': per_sequence * self.replay.capacity / 2**20,
+            **self.rooms.statistics(),
         }
 
     def state_dict(self) -> dict[str, Any]:
@@ -211,6 +234,7 @@ class R2d2Learner(SequenceLearnerBookkeeping):
         value_rescaling_eps: float,
         importance_sampling_exponent: LinearSchedule,
         max_grad_norm: float,
+        count_rooms: bool = False,
         device: torch.device = torch.device('cpu'),
     ):
         self.network = network.to(device)
@@ -228,6 +252,7 @@ class R2d2Learner(SequenceLearnerBookkeeping):
         self.importance_sampling_exponent = importance_sampling_exponent
         self.max_grad_norm = max_grad_norm
         self.device = device
+        self.rooms = RoomStatistics(active=count_rooms)
         self.env_steps = 0  # steps added to replay
         self.learning_env_steps = 0  # steps added while the replay held min_replay_size sequences
         self.learner_steps = 0
@@ -237,6 +262,7 @@ class R2d2Learner(SequenceLearnerBookkeeping):
         """Adds each rollout's steps to its environments' replay streams, then takes the gradient steps owed: one per
         `learn_interval` env steps added since the replay first held `min_replay_size` sequences."""
         for buffer in buffers:
+            self.rooms.record(buffer)  # statistics only: the replay takes the fields learning needs
             fields = {name: tensor.numpy() for name, tensor in buffer.items()}
             num_steps, num_envs = fields['reward'].shape
             streams = int(fields['first_stream'][0]) + np.arange(num_envs)
@@ -372,6 +398,7 @@ def build_learner(network: nn.Module, values: dict[str, Any], total_updates: int
             values['importance_sampling_exponent_decay_step'],
         ),
         max_grad_norm=values['max_grad_norm'],
+        count_rooms=counts_rooms(values),
         device=device,
     )
 
@@ -379,11 +406,12 @@ def build_learner(network: nn.Module, values: dict[str, Any], total_updates: int
 def build_actor(network: nn.Module, env: VectorEnvironment, values: dict[str, Any], seed: int, device: torch.device) -> R2d2Actor:
     """Actor of the run's flag values. `main_loop`'s actor factory seeds environment j of actor i with seed + i *
     num_envs_per_actor + j, so `seed - values['seed']` is the index of this actor's first environment among all of
-    the run: its replay stream and its rung on the epsilon ladder."""
+    the run: its replay stream and its rung on the epsilon ladder. On Montezuma's Revenge its environments count the
+    rooms each episode visits (`actor_environment`)."""
     first_stream = seed - values['seed']
     epsilons = apex_epsilons(values['num_actors'] * values['num_envs_per_actor'], values['exploration_epsilon_base'], values['exploration_epsilon_alpha'])
     return R2d2Actor(
-        network, env, values['actor_update_interval'], epsilons[first_stream : first_stream + env.num_envs], first_stream,
+        network, actor_environment(env, values, seed), values['actor_update_interval'], epsilons[first_stream : first_stream + env.num_envs], first_stream,
         values.get('terminal_on_life_loss', False), seed, device,
     )  # fmt: skip
 

@@ -6,8 +6,11 @@ life-loss terminals. The paper's text reports no benefit from importance weighti
 --importance_sampling_exponent_begin_value=0 --importance_sampling_exponent_end_value=0 does the same; the default
 weights with beta 0.6. On 2 cores: 2 actor processes of 4 environments instead of 256 actors, and a replay of 20,000
 sequences (memory per sequence printed at the start and logged as replay_bytes_per_sequence), snappy-compressed.
+On Montezuma's Revenge the rooms each episode visits are logged (`visited_rooms_mean` / `visited_rooms_max`, also in
+the results CSV), the baseline for NGU's and Agent57's.
 
     python -m deep_rl_zoo.r2d2.run_atari --environment_name=Pong
+    python -m deep_rl_zoo.r2d2.run_atari --environment_name=MontezumaRevenge
 """
 
 from deep_rl_zoo import flags

@@ -1,7 +1,7 @@
 """R2D2's agent pieces: the Ape-X epsilon ladder, the actor's buffers on real CartPole (the LSTM state before every
 step, zeroed at episode starts, and greedy actions from the unrolled network), each actor's replay streams and
 rungs, the learner's update (steps into the right streams, gradient steps owed, priorities written back, target
-copies, checkpoint state) and its loss against the targets computed from the pure functions."""
+copies, checkpoint state, Montezuma's rooms) and its loss against the targets computed from the pure functions."""
 
 import copy
 
@@ -81,7 +81,7 @@ def test_the_actor_writes_steps_and_the_lstm_state_before_each_and_acts_greedily
 def test_each_actor_gets_its_own_streams_and_rungs_of_the_ladder():
     values = {
         'seed': 3, 'num_actors': 2, 'num_envs_per_actor': 2, 'actor_update_interval': 5, 'environment_name': 'CartPole-v1',
-        'exploration_epsilon_base': 0.4, 'exploration_epsilon_alpha': 7.0,
+        'environment_kind': 'classic', 'exploration_epsilon_base': 0.4, 'exploration_epsilon_alpha': 7.0,
     }  # fmt: skip
     factory = main_loop._ActorFactory('classic', values, agent.make_network, agent.build_actor)
     actors = [factory(actor_id, torch.device('cpu')) for actor_id in range(2)]
@@ -148,6 +148,19 @@ def test_update_adds_each_rollout_to_its_streams_and_takes_the_gradient_steps_ow
     assert restored.learner_steps == learner.learner_steps and restored.env_steps == learner.env_steps
     for mine, theirs in zip(restored.target_network.parameters(), learner.target_network.parameters()):
         assert torch.equal(mine, theirs)
+
+
+def test_the_learner_reports_the_rooms_of_the_episodes_that_ended_when_it_counts_them():
+    buffers = rollouts(10)
+    buffers[0]['visited_rooms'][3, 1] = 3.0  # Montezuma's actors write an episode's rooms at its last step, else 0
+    buffers[1]['visited_rooms'][7, 0] = 2.0
+    counting, other = make_learner(count_rooms=True), make_learner()
+    counting.update(buffers)
+    other.update(buffers)
+    statistics = counting.agent_statistics()
+    assert (statistics['visited_rooms_mean'], statistics['visited_rooms_max']) == (2.5, 3.0)
+    assert np.isnan(counting.agent_statistics()['visited_rooms_mean'])  # no episode ended since the last call
+    assert not [name for name in other.agent_statistics() if 'rooms' in name]
 
 
 def test_target_network_is_copied_every_interval():

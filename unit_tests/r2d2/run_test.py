@@ -1,7 +1,8 @@
 """End-to-end runs of the R2D2 entry points as subprocesses on tiny budgets (one run per module fixture serves several
 tests): run_classic on CartPole-v1 with two asynchronous actor processes feeding the learner's prioritized sequence
-replay (TensorBoard read back), eval_agent on its checkpoint (mp4 read back), run_atari on Pong with the real ROM and
-snappy-compressed replay and eval_agent on that checkpoint, a bad flag and another agent's checkpoint refused.
+replay (TensorBoard read back), eval_agent on its checkpoint (mp4 read back), run_atari on Pong and on Montezuma's
+Revenge (rooms counted) with the real ROMs and snappy-compressed replay and eval_agent on those checkpoints, a bad flag
+and another agent's checkpoint refused.
 """
 
 import os
@@ -40,7 +41,7 @@ ATARI_FLAGS = (
 )  # fmt: skip
 
 cartpole = value_agents.cartpole_fixture(AGENT, flags=CLASSIC_FLAGS)
-pong = value_agents.pong_fixture(AGENT, atari_flags=ATARI_FLAGS)
+atari = value_agents.atari_fixture(AGENT, *ATARI_FLAGS)
 
 
 def load(directory, environment, iteration):
@@ -85,20 +86,23 @@ def test_eval_agent_plays_the_cartpole_checkpoint_and_records_an_mp4(cartpole, t
     value_agents.check_cartpole_eval(AGENT, cartpole, tmp_path)
 
 
-def test_run_atari_trains_on_pong_from_compressed_sequences(pong):
-    directory = value_agents.check_run_files(AGENT, pong, 'Pong', 1)
-    value_agents.check_results_csv(AGENT, directory, 'Pong', [100])
-    payload = load(directory, 'Pong', 0)
+def test_run_atari_trains_from_compressed_sequences_and_counts_montezuma_rooms(atari):
+    game, run = atari
+    directory = value_agents.check_run_files(AGENT, run, game, 1)
+    value_agents.check_atari_results(AGENT, game, directory, [100])
+    payload = value_agents.atari_checkpoint(AGENT, game, directory)
     assert payload['counters']['env_steps'] == 100 and payload['counters']['learner_steps'] >= 1
     assert payload['flags']['compress_replay'] is True and payload['flags']['clip_reward'] is False
     network = payload['state']['network']
     assert network['torso.fc.0.weight'].shape == (512, 3136)  # the Nature CNN on 4 stacked frames
     assert network['lstm.weight_hh_l0'].shape == (4 * 512, 512)
-    assert network['head.advantage.2.weight'].shape == (6, 512)  # Pong's minimal action set
+    assert network['head.advantage.2.weight'].shape == (value_agents.NUM_ACTIONS[game], 512)
 
 
-def test_eval_agent_plays_the_pong_checkpoint_and_records_it(pong, tmp_path):
-    value_agents.check_pong_eval(AGENT, pong, tmp_path)
+def test_eval_agent_plays_the_atari_checkpoint_and_records_it(atari, tmp_path):
+    game, (proc, directory) = atari
+    value_agents.assert_clean_exit(proc)
+    value_agents.check_atari_eval(AGENT, game, directory, tmp_path)
 
 
 def test_a_bad_flag_fails_with_one_error_line_and_drqn_refuses_an_r2d2_checkpoint(cartpole, tmp_path):
