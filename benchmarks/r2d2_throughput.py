@@ -1,21 +1,26 @@
-"""Throughput and replay memory of R2D2 on Atari (Kapturowski et al. 2019): an actor's env steps/s, the learner's
-sequences/s, and the replay's memory per 10,000 sequences, raw and snappy-compressed.
+"""Throughput and replay memory of R2D2 (Kapturowski et al. 2019), NGU and Agent57 (Badia et al. 2020) on Atari: an
+actor's env steps/s, the learner's sequences/s, and the replay's memory per 10,000 sequences, raw and
+snappy-compressed.
 
-    python -m benchmarks.r2d2_throughput          # Pong, about 4 minutes on 2 cores (a gradient step takes ~30 s on CPU)
-    python -m benchmarks.r2d2_throughput --actor_seconds 60 --learner_steps 10 --environment_name=Breakout
+    python -m benchmarks.r2d2_throughput          # R2D2 on Pong, about 4 minutes on 2 cores (a gradient step ~30 s)
+    python -m benchmarks.r2d2_throughput --agent=ngu      # NGU on Montezuma's Revenge (its run_atari's default game)
+    python -m benchmarks.r2d2_throughput --agent=agent57 --environment_name=Pong --actor_seconds 60 --learner_steps 10
 
-In this process, with deep_rl_zoo.r2d2.run_atari's defaults (its flags, e.g. --environment_name=Breakout, may follow
-the benchmark's own):
+In this process, with the agent's run_atari defaults (its flags, e.g. --environment_name=Breakout, may follow the
+benchmark's own):
 1. actor: one actor as an actor process of the run builds it (--num_envs_per_actor environments, the Nature CNN +
-   LSTM network, its Ape-X epsilons, one torch thread) fills rollouts of --actor_update_interval steps per
-   environment for --actor_seconds (and at least until the replay holds one batch of sequences): agent steps/s;
+   LSTM network, its Ape-X epsilons, one torch thread; NGU and Agent57 also embed each observation, look up its
+   neighbours in the episodic memory and run RND for the intrinsic reward) fills rollouts of
+   --actor_update_interval steps per environment for --actor_seconds (and at least until the replay holds one batch
+   of sequences): agent steps/s;
 2. replay: each rollout goes into the learner's prioritized sequence replay as in a run (snappy-compressed frames,
    --replay_capacity sequences). Memory per sequence is the replay's own `bytes_per_sequence()`: for the compressed
    one, the mean size of the stored sequences' compressed frames plus the per-sequence arrays; for a raw one (the
    same replay with --nocompress_replay), its arrays, which do not depend on what is stored. Both times 10,000;
 3. learner: on that replay, one gradient step to warm up, then --learner_steps timed ones (batches of --batch_size
    sequences of --burn_in + --unroll_length steps: prioritized sampling, both networks' unrolls, the update, new
-   priorities) with --learner_threads torch threads, on the GPU with --learner_on_gpu (as in a run): sequences/s.
+   priorities; NGU and Agent57 also train the embedding and RND predictor) with --learner_threads torch threads,
+   on the GPU with --learner_on_gpu (as in a run): sequences/s.
 The actor and the learner run one after the other, each alone; in a run they share the machine. The table is
 printed and written to --out with the load average.
 """
@@ -23,33 +28,59 @@ printed and written to --out with the load average.
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import importlib
 import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import torch
 
 from deep_rl_zoo import main_loop
-from deep_rl_zoo.r2d2 import agent
 
 SEQUENCES = 10_000  # the memory figures are per this many stored sequences
 
 
+@dataclasses.dataclass(frozen=True)
+class AgentParts:
+    """What the benchmark builds of one agent, as its run_atari does."""
+
+    name: str
+    make_network: Callable[..., torch.nn.Module]
+    build_actor: Callable[..., Any]
+    build_learner: Callable[..., Any]
+    rollout_spec: Callable[[int], Callable[..., dict[str, tuple[tuple[int, ...], torch.dtype]]]]  # steps -> spec
+
+
+def agent_parts(agent_name: str) -> AgentParts:
+    """The parts of 'r2d2', 'ngu' or 'agent57', after importing its run_atari (which defines its flags and defaults)."""
+    importlib.import_module(f'deep_rl_zoo.{agent_name}.run_atari')
+    if agent_name == 'r2d2':
+        from deep_rl_zoo.r2d2 import agent as r2d2
+
+        return AgentParts('R2D2', r2d2.make_network, r2d2.build_actor, r2d2.build_learner, r2d2.rollout_spec)
+    from deep_rl_zoo.ngu import agent as ngu
+
+    parts = importlib.import_module(f'deep_rl_zoo.{agent_name}.agent')
+    return AgentParts(
+        'NGU' if agent_name == 'ngu' else 'Agent57', parts.make_network, parts.build_actor, parts.build_learner, lambda steps: ngu.rollout_spec(steps, 'atari')
+    )
+
+
 def run_values(flag_arguments: list[str]) -> dict[str, Any]:
-    """run_atari's flag values, with `flag_arguments` (['--name=value', ...]) applied."""
+    """The run_atari's flag values (its module imported by `agent_parts`), with `flag_arguments` applied."""
     from deep_rl_zoo import flags
-    from deep_rl_zoo.r2d2 import run_atari  # noqa: F401  (defines R2D2's Atari flags and their defaults)
 
     flags.FLAGS(['r2d2_throughput', *flag_arguments])
     return main_loop.canonical_environment({**flags.flag_values(), 'environment_kind': 'atari'})
 
 
-def raw_bytes_per_sequence(values: dict[str, Any], network: torch.nn.Module) -> float:
+def raw_bytes_per_sequence(parts: AgentParts, values: dict[str, Any], network: torch.nn.Module) -> float:
     """What one sequence takes in the replay of `values` stored raw (--nocompress_replay), from a replay of one slot."""
     raw = {**values, 'compress_replay': False, 'replay_capacity': 1, 'min_replay_size': 1}
-    return agent.build_learner(network, raw, 0, torch.device('cpu')).replay.bytes_per_sequence()
+    return parts.build_learner(network, raw, 0, torch.device('cpu')).replay.bytes_per_sequence()
 
 
 def _size(size: float) -> str:
@@ -60,10 +91,13 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0], allow_abbrev=False)  # the rest are run_atari's flags
     parser.add_argument('--actor_seconds', type=float, default=30.0, help='how long the actor fills rollouts')
     parser.add_argument('--learner_steps', type=int, default=5, help='timed gradient steps of the learner (after one to warm up)')
-    parser.add_argument('--out', default='benchmarks/results/r2d2_throughput.md', help='markdown file of the table')
+    parser.add_argument('--agent', choices=('r2d2', 'ngu', 'agent57'), default='r2d2', help='whose actor, learner and replay')
+    parser.add_argument('--out', help='markdown file of the table (default: benchmarks/results/<agent>_throughput.md)')
     args, flag_arguments = parser.parse_known_args(argv)
     if args.learner_steps < 1:
         raise SystemExit(f'error: --learner_steps={args.learner_steps}: must be at least 1')
+    out = args.out or f'benchmarks/results/{args.agent}_throughput.md'
+    agent = agent_parts(args.agent)
     values = run_values(flag_arguments)
     # The learner's replay must not learn while the actor fills it: it waits for a full replay, and learns when asked.
     values_while_filling = {**values, 'min_replay_size': values['replay_capacity']}
@@ -76,7 +110,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     buffer = {name: torch.empty(shape, dtype=dtype) for name, (shape, dtype) in agent.rollout_spec(steps)(actor.env, num_envs, 0).items()}
     main_loop.prepare_process(values)  # the learner's seeds and threads
     learner = agent.build_learner(agent.make_network(actor.env, values), values_while_filling, 0, learner_device)
-    raw = raw_bytes_per_sequence(values, agent.make_network(actor.env, values))
+    raw = raw_bytes_per_sequence(agent, values, agent.make_network(actor.env, values))
 
     torch.set_num_threads(1)
     rollouts, actor_seconds = 0, 0.0
@@ -107,7 +141,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     load = ', '.join(f'{value:.2f}' for value in os.getloadavg())
     command = ' '.join(argv if argv is not None else sys.argv[1:])
     text = '\n'.join([
-        '# R2D2 on Atari: actor and learner throughput, replay memory',
+        f'# {agent.name} on Atari: actor and learner throughput, replay memory',
         '',
         f'`python -m benchmarks.{Path(__file__).stem}{" " + command if command else ""}`',
         '',
@@ -125,8 +159,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         '',
     ])
     print(text)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(text, encoding='utf-8')
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    Path(out).write_text(text, encoding='utf-8')
     return 0
 
 

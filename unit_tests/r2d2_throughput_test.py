@@ -1,18 +1,23 @@
-"""benchmarks/r2d2_throughput.py on Pong at a tiny size: its table, with the raw replay memory worked by hand."""
+"""benchmarks/r2d2_throughput.py on Pong at a tiny size, for R2D2, NGU and Agent57: its table, with the raw replay
+memory worked by hand."""
 
 import re
 
+import pytest
+
 from unit_tests.helpers import TRACEBACK, run_module
+
+TINY = (
+    '--actor_seconds=0', '--learner_steps=1', '--num_envs_per_actor=1', '--actor_update_interval=8', '--burn_in=2', '--unroll_length=4',
+    '--batch_size=2', '--replay_capacity=100',
+)  # fmt: skip
 
 
 def test_the_benchmark_measures_an_actor_the_learner_and_the_replay_memory_of_pong(tmp_path):
     # Sequences of 2 burn-in + 4 learned steps, starting 2 apart: the 8 steps of one rollout of one environment store
     # 2 sequences, one batch; one warm-up and one timed gradient step.
     out = tmp_path / 'r2d2_throughput.md'
-    proc = run_module(
-        'benchmarks.r2d2_throughput', '--actor_seconds=0', '--learner_steps=1', f'--out={out}', '--num_envs_per_actor=1',
-        '--actor_update_interval=8', '--burn_in=2', '--unroll_length=4', '--batch_size=2', '--replay_capacity=100',
-    )  # fmt: skip
+    proc = run_module('benchmarks.r2d2_throughput', *TINY, f'--out={out}')
     assert proc.returncode == 0 and TRACEBACK not in proc.stderr, proc.stderr[-3000:]
     text = out.read_text()
     assert text in proc.stdout
@@ -30,3 +35,18 @@ def test_the_benchmark_measures_an_actor_the_learner_and_the_replay_memory_of_po
     assert sequence_rate > 0
     compressed = int(re.search(r'snappy-compressed ([\d,]+) B', text).group(1).replace(',', ''))
     assert 4_194 < compressed < 201_762  # the arrays (4,194 B of the above) are kept as they are; the frames shrink
+
+
+@pytest.mark.parametrize('agent, title', [('ngu', 'NGU'), ('agent57', 'Agent57')])
+def test_ngu_and_agent57_replays_hold_five_float32_extras_per_step_more(tmp_path, agent, title):
+    """The same tiny Pong measurement of NGU's and Agent57's actor (embedding, episodic memory, RND), learner and
+    replay, whose steps also carry the intrinsic reward, previous action and rewards and the policy index."""
+    out = tmp_path / f'{agent}_throughput.md'
+    proc = run_module('benchmarks.r2d2_throughput', f'--agent={agent}', '--environment_name=Pong', *TINY, f'--out={out}')
+    assert proc.returncode == 0 and TRACEBACK not in proc.stderr, proc.stderr[-3000:]
+    text = out.read_text()
+    assert text.startswith(f'# {title} on Atari:') and 'on the 2 sequences of 6 steps the actor stored' in text
+    assert 'raw 201,882 B per sequence' in text  # R2D2's 201,762 B and 6 steps x 5 float32 extras (120 B)
+    (row,) = [line for line in text.splitlines() if line.startswith('| Pong |')]
+    cells = [cell.strip() for cell in row.strip('|').split('|')]
+    assert float(cells[2].replace(',', '')) > 0 and float(cells[5].replace(',', '')) > 0
