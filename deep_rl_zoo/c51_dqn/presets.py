@@ -1,0 +1,11 @@
+"""C51's tuned settings per task, applied by the run scripts to --environment_name (`flags.apply_preset`; flags on
+the command line win, --preset=none turns them off and leaves run_classic's defaults). Results: README, "Presets".
+"""
+
+from deep_rl_zoo.double_dqn import presets as double_dqn_presets
+
+PRESETS = {
+    # Double DQN's CartPole preset (rl-baselines3-zoo's DQN settings with 3-step returns, Adam 1e-3; 50k env steps) on
+    # this agent's own run_classic defaults for the rest.
+    'CartPole-v1': dict(double_dqn_presets.PRESETS['CartPole-v1']),
+}
