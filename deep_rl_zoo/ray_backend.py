@@ -50,7 +50,7 @@ from deep_rl_zoo import distributed
 
 _POLL_SECONDS = 0.5  # how often a blocked learner re-checks its stop request
 _PLACEMENT_SECONDS = 120.0  # actors not running by then: the cluster cannot place them
-_SIGNAL_GRACE_SECONDS = 1.0  # a SIGTERM to the whole process group may kill actors just before the learner sees it
+_SIGNAL_GRACE_SECONDS = 1.0  # a group SIGTERM that reaches actors too (a joined cluster's) may kill them before the learner sees it
 # The driver's disconnect flushes its task events (for Ray's dashboard, off in a run's own instance) to the GCS server
 # for up to 5 s by default, in vain when a SIGTERM to the run's process group has ended the server.
 _TASK_EVENTS_FLUSH_MS = 500
@@ -346,8 +346,9 @@ class RayActorPool:
         return None
 
     def _stopped_by_signal(self, stop_request: distributed.StopRequest) -> bool:
-        """Whether a failed actor was ended by a signal to the whole process group (SIGTERM from a service manager or
-        `kill -TERM -<pgid>`; Ray's worker raises SystemExit in the call it runs, or dies): the learner's own stop
+        """Whether a failed actor was ended by a signal that reached the learner too (SIGTERM from a service manager
+        or `kill -TERM -<pgid>` to a group that holds a joined cluster's actors; the actors of a run's own Ray instance
+        are outside its group. Ray's worker raises SystemExit in the call it runs, or dies): the learner's own stop
         request may arrive a moment later. Waits a second for it."""
         deadline = time.monotonic() + _SIGNAL_GRACE_SECONDS
         while not stop_request and time.monotonic() < deadline:
