@@ -11,7 +11,7 @@ import pytest
 
 from unit_tests.helpers import REPO_ROOT, TRACEBACK, run_module
 
-VALUE_PACKAGES = ('dqn', 'double_dqn', 'prioritized_dqn', 'c51_dqn', 'qr_dqn')  # the replay-based Q agents: no --unroll_length
+VALUE_PACKAGES = ('dqn', 'double_dqn', 'prioritized_dqn', 'c51_dqn', 'qr_dqn', 'rainbow')  # the replay-based Q agents: no --unroll_length
 PRESET_PACKAGES = sorted(path.parent.name for path in Path(REPO_ROOT, 'deep_rl_zoo').glob('*/presets.py'))  # every agent with presets
 VALUE_TINY = ('--num_iterations=1', '--num_train_steps=1', '--num_eval_steps=0', '--noprogress', '--nouse_tensorboard')
 TINY = (*VALUE_TINY, '--unroll_length=4')
