@@ -14,29 +14,7 @@ flags.define_common('CartPole-v1')
 flags.define_distributed(num_actors=2, num_envs_per_actor=4)
 flags.define_asynchronous(batch_rollouts=1, max_policy_lag=1_000_000)  # replay is off-policy anyway: drop nothing
 flags.define_ngu()
-flags.set_defaults(
-    num_iterations=10,
-    num_train_steps=50_000,
-    num_eval_steps=2_500,
-    learning_rate=5e-4,
-    adam_eps=1e-8,
-    max_grad_norm=10.0,
-    num_policies=8,
-    gamma_max=0.99,
-    gamma_min=0.97,
-    unroll_length=8,
-    burn_in=4,
-    replay_capacity=10_000,
-    min_replay_size=100,
-    batch_size=32,
-    learn_interval=4,
-    target_network_update_interval=250,
-    actor_update_interval=20,
-    importance_sampling_exponent_begin_value=0.6,
-    importance_sampling_exponent_end_value=0.6,
-    priority_exponent=0.9,
-    learner_on_gpu=False,
-)
+flags.set_defaults(**agent.CLASSIC_SETTINGS)
 
 
 def main() -> None:
