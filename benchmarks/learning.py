@@ -428,6 +428,11 @@ def _format(value: float, digits: int = 0) -> str:
     return f'{value:,.{digits}f}'
 
 
+def _return_digits(threshold: float) -> int:
+    """Decimals of the returns in the tables: 3 where returns are fractions (MiniGrid's goal reward is below 1)."""
+    return 3 if abs(threshold) < 10 else 1
+
+
 @dataclasses.dataclass
 class Summary:
     agent: str
@@ -478,7 +483,8 @@ def markdown(results: list[RunResult], summaries: list[Summary], args: argparse.
     for r in results:
         lines.append(
             f'| {r.run.agent} | {r.run.environment} | {r.run.seed} | {r.threshold:g} | {_format(r.steps_to_threshold)} | '
-            f'{_format(r.seconds_to_threshold, 1)} | {_format(r.final_eval_return, 1)} | {_format(r.best_eval_return, 1)} | '
+            f'{_format(r.seconds_to_threshold, 1)} | {_format(r.final_eval_return, _return_digits(r.threshold))} | '
+            f'{_format(r.best_eval_return, _return_digits(r.threshold))} | '
             f'{"yes" if r.solved else "no"} |'
         )
     lines += [
@@ -491,7 +497,7 @@ def markdown(results: list[RunResult], summaries: list[Summary], args: argparse.
     for s in summaries:
         lines.append(
             f'| {s.agent} | {s.environment} | {s.threshold:g} | {_format(s.median_steps)} | {_format(s.median_seconds, 1)} | '
-            f'{_format(s.median_final_return, 1)} | {s.solved}/{s.seeds} |'
+            f'{_format(s.median_final_return, _return_digits(s.threshold))} | {s.solved}/{s.seeds} |'
         )
     return '\n'.join(lines) + '\n'
 

@@ -102,6 +102,15 @@ def test_threshold_medians_count_unsolved_seeds_as_never(tmp_path):
     assert summary.median_steps == math.inf  # half the seeds failed: not reached
 
 
+def test_tables_keep_three_decimals_of_fractional_returns(tmp_path):
+    args = learning.parse_args(['--max_steps', '3000', '--eval_every', '1000'])
+    minigrid = learning.parse_run(_write_run(tmp_path / 'a', [0.0, 0.6312, 0.9497], [6.0, 9.0, 12.0]), 0.5)
+    cartpole = learning.parse_run(_write_run(tmp_path / 'b', [100, 480.25, 400.04], [6.0, 9.0, 12.0]), 475)
+    table = learning.markdown([minigrid, cartpole], learning.summarise([minigrid]), args)
+    assert '| 0.950 | 0.950 | yes |' in table and '| 400.0 | 480.2 | yes |' in table
+    assert table.rstrip().endswith('| 0.5 | 2,000 | 9.0 | 0.950 | 1/1 |')
+
+
 def _result(agent, seed, steps, returns):
     run = learning.Run(agent, 'CartPole-v1', seed, Path('unused'))
     return learning.RunResult(run, 475.0, list(steps), list(returns), [math.nan] * len(steps), [])
