@@ -176,6 +176,16 @@ def build_actor(network: nn.Module, env: VectorEnvironment, values: dict[str, An
     )
 
 
+def refuse_observation_normalization(values: dict[str, Any]) -> None:
+    """--normalize_observations belongs to the Gaussian policy of continuous control: a discrete-action network would
+    silently ignore it, so the run stops with one line instead."""
+    if values.get('normalize_observations', False):
+        raise ValueError(
+            '--normalize_observations applies to continuous actions only (deep_rl_zoo.ppo.run_continuous); '
+            "this script's discrete-action network takes the observation as it is"
+        )
+
+
 def make_network(env: VectorEnvironment, values: dict[str, Any]) -> nn.Module:
     """Nature CNN actor-critic for Atari frames, a Gaussian policy for continuous actions (with running
     observation normalisation when asked), else tanh MLPs."""
@@ -184,6 +194,7 @@ def make_network(env: VectorEnvironment, values: dict[str, Any]) -> nn.Module:
         return GaussianActorCritic(
             observation_shape[0], action_space.shape[0], normalize_observations=values.get('normalize_observations', False)
         )
+    refuse_observation_normalization(values)
     if len(observation_shape) == 3:
         return nature_cnn_actor_critic(action_space.n, observation_shape[0])
     return mlp_actor_critic(observation_shape[0], action_space.n)

@@ -34,7 +34,7 @@ from deep_rl_zoo import curiosity, gym_env, main_loop, multistep
 from deep_rl_zoo.gym_env import VectorEnvironment, VectorStep
 from deep_rl_zoo.networks.curiosity import icm_for, policy_torsos
 from deep_rl_zoo.networks.policy import CategoricalActorCritic
-from deep_rl_zoo.ppo.agent import PpoLearner, _explained_variance
+from deep_rl_zoo.ppo.agent import PpoLearner, _explained_variance, refuse_observation_normalization
 from deep_rl_zoo.ppo.agent import learner_arguments as ppo_arguments
 from deep_rl_zoo.rollouts import OnPolicyActor, bootstrapped_rollout_spec
 
@@ -285,6 +285,7 @@ def make_network(env: VectorEnvironment, values: dict[str, Any]) -> CategoricalA
     """PPO's actor-critic for the run's kind of environment: Nature CNN (Atari), the MiniGrid CNN, tanh MLPs."""
     if env.single_action_space.shape:
         raise ValueError('PPO-ICM takes discrete actions only; for continuous control use deep_rl_zoo.ppo.run_continuous')
+    refuse_observation_normalization(values)
     torso, value_torso = policy_torsos(values['environment_kind'], env.single_observation_space)
     return CategoricalActorCritic(torso, int(env.single_action_space.n), value_torso)
 

@@ -27,7 +27,7 @@ from torch import nn
 from deep_rl_zoo import curiosity, main_loop, multistep, policy_gradient
 from deep_rl_zoo.gym_env import VectorEnvironment
 from deep_rl_zoo.networks.curiosity import RandomNetworkDistillation, TwoValueActorCritic, policy_torsos, rnd_for
-from deep_rl_zoo.ppo.agent import PpoLearner, _explained_variance
+from deep_rl_zoo.ppo.agent import PpoLearner, _explained_variance, refuse_observation_normalization
 from deep_rl_zoo.ppo_icm.agent import RoomStatistics, build_actor, concatenate_rollouts, counts_rooms, environment_kind, minibatches, ppo_arguments, rollout_spec
 
 RND_INIT_SEED_OFFSET = 20_000  # the random steps that initialise the normaliser play their own environments
@@ -175,6 +175,7 @@ def make_network(env: VectorEnvironment, values: dict[str, Any]) -> TwoValueActo
     """The actor-critic with extrinsic and intrinsic value heads for the run's kind of environment."""
     if env.single_action_space.shape:
         raise ValueError('PPO-RND takes discrete actions only; for continuous control use deep_rl_zoo.ppo.run_continuous')
+    refuse_observation_normalization(values)
     torso, value_torso = policy_torsos(values['environment_kind'], env.single_observation_space)
     return TwoValueActorCritic(torso, int(env.single_action_space.n), value_torso)
 
