@@ -3,6 +3,7 @@
     python -m benchmarks.cartpole_time_to_solve                 # PPO, seeds 1,2,3 (a few minutes)
     python -m benchmarks.cartpole_time_to_solve --also_dqn      # and DQN against SB3 DQN
     python -m benchmarks.cartpole_time_to_solve --agents=dqn    # DQN against SB3 DQN only
+    python -m benchmarks.cartpole_time_to_solve --agents=dqn,c51_dqn,qr_dqn   # each against one SB3 DQN run per seed
     python -m benchmarks.cartpole_time_to_solve --skip_peers    # ours only (no scratch venv)
 
 "Time to solve" is the wall clock from process launch until the mean return of the last 20 TRAINING episodes
@@ -11,9 +12,11 @@ solves, or after --budget_s seconds, or when its own step budget ends; runs go s
 
 * Ours: `python -m deep_rl_zoo.<agent>.run_classic --num_eval_steps=0 --nouse_tensorboard --noprogress
   --episodes_csv_path=...` with the run script's own settings for CartPole-v1 (PPO: its defaults, the
-  rl-baselines3-zoo hyperparameters, 100k steps; DQN: its CartPole-v1 preset, deep_rl_zoo/dqn/presets.py, 50k steps). The episodes CSV (unix time, env_steps, return, steps) is polled; an episode's time is the one
+  rl-baselines3-zoo hyperparameters, 100k steps; DQN and the rest of the value family: their CartPole-v1 presets,
+  deep_rl_zoo/<agent>/presets.py, 50k steps). The episodes CSV (unix time, env_steps, return, steps) is polled; an episode's time is the one
   the learner wrote when it received the episode's rollout.
-* SB3: `/work/shared/peers/sb3_cartpole.py --algo <agent> --seed S`, unbuffered; its
+* SB3: `/work/shared/peers/sb3_cartpole.py --algo <ppo|dqn> --seed S`, unbuffered (our value agents all face SB3's
+  DQN, run once per seed); its
   `global_step=N, episodic_return=[R]` lines are stamped as they arrive. It runs in a scratch venv
   (default /tmp/peer-venv) that this script creates when missing: never a dependency of the project.
 
@@ -277,14 +280,18 @@ def _format_median(value: float, digits: int, suffix: str = '') -> str:
     return f'{value:,.{digits}f}{suffix}'
 
 
+# The SB3 algorithm each of our agents is timed against: the peer script runs PPO and DQN.
+PEER_ALGORITHM = {'ppo': 'ppo', 'dqn': 'dqn', 'double_dqn': 'dqn', 'prioritized_dqn': 'dqn', 'c51_dqn': 'dqn', 'qr_dqn': 'dqn', 'rainbow': 'dqn'}
+
+
 def table(agent: str, ours: list[SolveResult], peers: list[SolveResult], args: argparse.Namespace) -> str:
     """A markdown table: seconds and env steps per seed, medians, and the ratio ours / SB3."""
-    name = agent.upper()
+    name, peer_name = agent.upper(), PEER_ALGORITHM[agent].upper()
     peer_by_seed = {r.seed: r for r in peers}
     lines = [
-        f'## {name}: ours vs Stable-Baselines3 (mean of last {args.window} training episodes >= {args.target:g})',
+        f'## {name}: ours vs Stable-Baselines3 {peer_name} (mean of last {args.window} training episodes >= {args.target:g})',
         '',
-        f'| seed | ours {name} (s) | ours env steps | SB3 {name} (s) | SB3 env steps |',
+        f'| seed | ours {name} (s) | ours env steps | SB3 {peer_name} (s) | SB3 env steps |',
         '|---:|---:|---:|---:|---:|',
     ]
     for result in ours:
@@ -319,7 +326,7 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     parser.add_argument('--seeds', default='1,2,3', help='comma-separated seeds')
     parser.add_argument('--budget_s', type=float, default=300.0, help='each run is stopped after this many seconds')
     parser.add_argument('--also_dqn', action='store_true', help='also our DQN against SB3 DQN (the same as --agents=ppo,dqn)')
-    parser.add_argument('--agents', default='', help='comma-separated agents to measure, of ppo and dqn (default: ppo)')
+    parser.add_argument('--agents', default='', help=f'comma-separated agents to measure, of {", ".join(PEER_ALGORITHM)} (default: ppo)')
     parser.add_argument('--skip_peers', action='store_true', help='run only our side')
     parser.add_argument('--target', type=float, default=475.0, help='mean training return that counts as solved')
     parser.add_argument('--window', type=int, default=20, help='episodes in the mean')
@@ -332,8 +339,9 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     if args.window < 1 or args.budget_s <= 0:
         parser.error('need --window >= 1 and --budget_s > 0')
     args.agents = [agent for agent in args.agents.split(',') if agent] or (['ppo', 'dqn'] if args.also_dqn else ['ppo'])
-    if not set(args.agents) <= {'ppo', 'dqn'}:
-        parser.error(f'--agents takes ppo and dqn (the agents the SB3 peer script runs), got {",".join(args.agents)}')
+    unknown = [agent for agent in args.agents if agent not in PEER_ALGORITHM]
+    if unknown:
+        parser.error(f'--agents takes {", ".join(PEER_ALGORITHM)} (PPO and the value family, timed against SB3\'s PPO and DQN), got {",".join(unknown)}')
     return args
 
 
@@ -344,14 +352,17 @@ def main(argv: Optional[list[str]] = None) -> int:
     raw = out.parent / 'raw' / out.stem
     python = None if args.skip_peers else ensure_peer_venv(Path(args.peer_venv), PEER_PACKAGES, PEER_IMPORTS)
     sections = []
+    peers_of: dict[str, list[SolveResult]] = {}  # SB3 algorithm -> its runs, measured once for every agent facing it
     for agent in args.agents:
         ours: list[SolveResult] = []
-        peers: list[SolveResult] = []
+        peer = PEER_ALGORITHM[agent]
+        measure_peer = python is not None and peer not in peers_of
+        peers = peers_of.setdefault(peer, [])
         jobs: list[tuple[str, Callable[[], SolveResult], list[SolveResult]]] = []
         for seed in seeds:
             jobs.append((f'ours {agent} seed {seed}', lambda a=agent, s=seed: measure_ours(a, s, args, raw / f'ours_{a}_seed{s}'), ours))
-            if python is not None:
-                jobs.append((f'SB3 {agent} seed {seed}', lambda a=agent, s=seed: measure_sb3(a, s, args, raw / f'sb3_{a}_seed{s}', python), peers))
+            if measure_peer:
+                jobs.append((f'SB3 {peer} seed {seed}', lambda a=peer, s=seed: measure_sb3(a, s, args, raw / f'sb3_{a}_seed{s}', python), peers))
         for label, measure, results in jobs:  # strictly one process at a time
             result = measure()
             results.append(result)
@@ -366,7 +377,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             '',
             f'Wall clock from process launch (imports included) until the mean of the last {args.window} training episodes '
             f'reaches {args.target:g}; env steps count all environments. Runs one at a time, each capped at {args.budget_s:g} s. '
-            'Ours: the run script\'s CartPole-v1 settings (PPO: its defaults; DQN: its preset) with --num_eval_steps=0 '
+            'Ours: the run script\'s CartPole-v1 settings (PPO: its defaults; the value family: its preset) with --num_eval_steps=0 '
             '--nouse_tensorboard; SB3: the rl-baselines3-zoo hyperparameters (/work/shared/peers/sb3_cartpole.py).',
             '',
             *sections,

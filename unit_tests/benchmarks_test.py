@@ -25,6 +25,18 @@ def test_solve_tracker_needs_a_full_window_and_reports_the_first_crossing():
     assert tracker.best_mean == 100.0 / 3
 
 
+def test_time_to_solve_times_the_value_family_against_sb3_dqn():
+    args = cartpole_time_to_solve.parse_args(['--agents=c51_dqn,rainbow', '--skip_peers'])
+    assert args.agents == ['c51_dqn', 'rainbow']
+    solved = cartpole_time_to_solve.SolveResult('ours', 1, True, 60.0, 20_000, 480.0, 90, 61.0, 'solved')
+    peer = cartpole_time_to_solve.SolveResult('SB3', 1, True, 120.0, 40_000, 480.0, 300, 121.0, 'solved')
+    text = cartpole_time_to_solve.table('c51_dqn', [solved], [peer], args)
+    assert '| seed | ours C51_DQN (s) | ours env steps | SB3 DQN (s) | SB3 env steps |' in text
+    assert 'Ratio ours / SB3 (medians): 0.50x the seconds, 0.50x the env steps' in text
+    with pytest.raises(SystemExit):
+        cartpole_time_to_solve.parse_args(['--agents=iqn'])  # no preset: not timed
+
+
 def test_steady_rate_spans_rollout_lines_and_skips_the_forced_last_line():
     lines = [
         (0.5, 'Resuming ...\n'),
