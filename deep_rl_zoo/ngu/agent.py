@@ -38,6 +38,7 @@ from deep_rl_zoo.gym_env import VectorEnvironment, VectorStep
 from deep_rl_zoo.networks.ngu import NguNetworks, StepInputs, lstm_size, ngu_networks
 from deep_rl_zoo.ngu import replay as ngu_replay
 from deep_rl_zoo.ppo_icm.agent import RoomStatistics, counts_rooms, environment_kind
+from deep_rl_zoo.r2d2 import agent as r2d2_agent
 from deep_rl_zoo.r2d2.agent import SequenceLearnerBookkeeping, actor_environment, apex_epsilons, sequence_layout, write_visited_rooms
 from deep_rl_zoo.replay_agent import frozen_copy
 from deep_rl_zoo.rollouts import transition_spec
@@ -45,57 +46,19 @@ from deep_rl_zoo.schedule import LinearSchedule
 from deep_rl_zoo.trackers import EpisodeTracker
 
 
-# run_classic's defaults of NGU and Agent57 (see ngu/run_classic.py).
-CLASSIC_SETTINGS: dict[str, Any] = dict(
-    num_iterations=10,
-    num_train_steps=50_000,
-    num_eval_steps=2_500,
-    learning_rate=5e-4,
-    adam_eps=1e-8,
-    max_grad_norm=10.0,
-    num_policies=8,
-    gamma_max=0.99,
-    gamma_min=0.97,
-    unroll_length=8,
-    burn_in=4,
-    replay_capacity=10_000,
-    min_replay_size=100,
-    batch_size=32,
-    learn_interval=4,
-    target_network_update_interval=250,
-    actor_update_interval=20,
-    importance_sampling_exponent_begin_value=0.6,
-    importance_sampling_exponent_end_value=0.6,
-    priority_exponent=0.9,
-    learner_on_gpu=False,
-)
-
-# run_atari's defaults of NGU and Agent57 (see ngu/run_atari.py).
-ATARI_SETTINGS: dict[str, Any] = dict(
-    num_iterations=50,
-    num_train_steps=250_000,
-    num_eval_steps=27_000,
-    learning_rate=1e-4,
-    adam_eps=1e-3,
-    max_grad_norm=40.0,
-    num_policies=8,
-    unroll_length=80,
-    burn_in=40,
-    replay_capacity=20_000,
-    min_replay_size=500,
-    compress_replay=True,
-    batch_size=64,
-    learn_interval=80,
-    target_network_update_interval=2_500,
-    actor_update_interval=400,
-    importance_sampling_exponent_begin_value=0.6,
-    importance_sampling_exponent_end_value=0.6,
-    priority_exponent=0.9,
-    clip_reward=False,
-    terminal_on_life_loss=False,
-    learner_threads=2,
-)
-
+# R2D2's run-script defaults without its single discount and n-step (NGU's family of discounts and Retrace take their
+# place), with a family of 8 policies: run_classic's and run_atari's defaults of NGU and Agent57.
+_R2D2_ONLY = ('discount', 'n_step')
+CLASSIC_SETTINGS: dict[str, Any] = {
+    **{name: value for name, value in r2d2_agent.CLASSIC_SETTINGS.items() if name not in _R2D2_ONLY},
+    'num_policies': 8,
+    'gamma_max': 0.99,
+    'gamma_min': 0.97,
+}
+ATARI_SETTINGS: dict[str, Any] = {
+    **{name: value for name, value in r2d2_agent.ATARI_SETTINGS.items() if name not in _R2D2_ONLY},
+    'num_policies': 8,
+}
 
 def policy_family(values: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
     """The run's (betas, discounts) of its N policies."""

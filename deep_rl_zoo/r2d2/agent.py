@@ -55,6 +55,60 @@ from deep_rl_zoo.schedule import LinearSchedule
 from deep_rl_zoo.trackers import EpisodeTracker
 
 
+# run_classic's defaults (CartPole-v1): DQN's CartPole optimiser (Adam 5e-4, eps 1e-8: the paper's eps 1e-3 slows
+# these small gradients); short sequences (4 burn-in + 8 learned steps, 4 apart) for short episodes; each step
+# replayed about 64 times as in DQN's settings: batches of 32 sequences x 8 learned steps every 4 env steps.
+CLASSIC_SETTINGS: dict[str, Any] = dict(
+    num_iterations=10,
+    num_train_steps=50_000,
+    num_eval_steps=2_500,
+    learning_rate=5e-4,
+    adam_eps=1e-8,
+    max_grad_norm=10.0,
+    discount=0.99,
+    unroll_length=8,
+    burn_in=4,
+    n_step=3,
+    replay_capacity=10_000,
+    min_replay_size=100,
+    batch_size=32,
+    learn_interval=4,
+    target_network_update_interval=250,
+    actor_update_interval=20,
+    importance_sampling_exponent_begin_value=0.6,
+    importance_sampling_exponent_end_value=0.6,
+    priority_exponent=0.9,
+    learner_on_gpu=False,
+)
+
+# run_atari's defaults: the paper's settings where 2 cores allow (see run_atari.py's docstring).
+ATARI_SETTINGS: dict[str, Any] = dict(
+    num_iterations=50,
+    num_train_steps=250_000,
+    num_eval_steps=27_000,
+    learning_rate=1e-4,
+    adam_eps=1e-3,
+    max_grad_norm=40.0,
+    discount=0.997,
+    unroll_length=80,
+    burn_in=40,
+    n_step=5,
+    replay_capacity=20_000,
+    min_replay_size=500,
+    compress_replay=True,
+    batch_size=64,
+    learn_interval=80,
+    target_network_update_interval=2_500,
+    actor_update_interval=400,
+    importance_sampling_exponent_begin_value=0.6,
+    importance_sampling_exponent_end_value=0.6,
+    priority_exponent=0.9,
+    clip_reward=False,
+    terminal_on_life_loss=False,
+    learner_threads=2,
+)
+
+
 def apex_epsilons(num_actors: int, base: float = 0.4, alpha: float = 7.0) -> np.ndarray:
     """Ape-X's exploration ladder (Horgan et al. 2018, section 4.1): actor i of N acts with base^(1 + alpha i / (N - 1)),
     [N] float64; a single actor acts with `base`."""

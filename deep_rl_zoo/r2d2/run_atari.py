@@ -20,31 +20,7 @@ flags.define_common('Pong', atari=True)
 flags.define_distributed(num_actors=2, num_envs_per_actor=4)
 flags.define_asynchronous(batch_rollouts=1, max_policy_lag=1_000_000)  # replay is off-policy anyway: drop nothing
 flags.define_r2d2()
-flags.set_defaults(
-    num_iterations=50,
-    num_train_steps=250_000,
-    num_eval_steps=27_000,
-    learning_rate=1e-4,
-    adam_eps=1e-3,
-    max_grad_norm=40.0,
-    discount=0.997,
-    unroll_length=80,
-    burn_in=40,
-    n_step=5,
-    replay_capacity=20_000,
-    min_replay_size=500,
-    compress_replay=True,
-    batch_size=64,
-    learn_interval=80,
-    target_network_update_interval=2_500,
-    actor_update_interval=400,
-    importance_sampling_exponent_begin_value=0.6,
-    importance_sampling_exponent_end_value=0.6,
-    priority_exponent=0.9,
-    clip_reward=False,
-    terminal_on_life_loss=False,
-    learner_threads=2,
-)
+flags.set_defaults(**agent.ATARI_SETTINGS)  # the paper's settings, as the docstring says
 
 
 def main() -> None:
