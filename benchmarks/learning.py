@@ -19,6 +19,9 @@ evaluation, and reads the run's per-iteration results CSV. Outputs:
   return, wall time), all the plots are drawn from: `--replot <out>_evaluations.csv` redraws them without the runs;
 * `screenshots/learning_<env>.png`: each agent's median evaluation return over its seeds against env steps, with a
   min-max band, one colour per agent (one panel per agent from 5 agents on), the threshold dashed;
+* with `--training_success` (sparse-reward tasks): every training episode in each run's episodes.csv, a table of the
+  share that reached the goal per `--success_window` (appended to `<out>.md`), `<out>_training_success.csv` and
+  `screenshots/learning_success_<env>.png` (see benchmarks/training_success.py);
 * `<dir of out>/raw/<name of out>/<agent>_<env>_seed<S>/`: each run's results.csv, timing.csv (seconds from
   process launch to each CSV row, polled), log.txt and final checkpoint (git ignores raw/).
 
@@ -41,6 +44,8 @@ import sys
 import time
 from pathlib import Path
 from typing import Optional
+
+from benchmarks import training_success
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -110,6 +115,10 @@ class Run:
     @property
     def checkpoint_dir(self) -> Path:
         return self.directory / 'checkpoints'
+
+    @property
+    def episodes_csv(self) -> Path:
+        return self.directory / 'episodes.csv'
 
     @property
     def label(self) -> str:
@@ -221,6 +230,7 @@ def command_line(run: Run, args: argparse.Namespace) -> list[str]:
         '--nouse_tensorboard',
         '--noprogress',
         f'--seed={run.seed}',
+        *([f'--episodes_csv_path={run.episodes_csv}'] if args.training_success else []),
         *VARIANT_FLAGS.get(run.agent, ()),
         *agent_flags(args.extra_flags, run.agent),
     ]
@@ -672,6 +682,13 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
         'final return is then that evaluation)',
     )
     parser.add_argument('--plot_ymin', type=float, default=None, help='start the plots\' y axis here (cuts off very low early returns)')
+    parser.add_argument(
+        '--training_success',
+        action='store_true',
+        help='record every training episode (episodes.csv) and report the share that reached the goal (return > 0, '
+        'for sparse-reward tasks such as MiniGrid) per --eval_every window',
+    )
+    parser.add_argument('--success_window', type=int, default=0, help='env steps per window of --training_success (default: --eval_every)')
     parser.add_argument('--reuse', action='store_true', help='parse the CSVs of an earlier run instead of training')
     parser.add_argument('--replot', default='', metavar='CSV', help='only redraw the plots (--screenshots_dir, --plot_ymin) from an <out>_evaluations.csv')
     args = parser.parse_args(argv)
@@ -680,6 +697,8 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
         parser.error('need 1 <= --eval_every <= --max_steps')
     if args.jobs < 1:
         parser.error('--jobs must be >= 1')
+    if args.success_window and not 1 <= args.success_window <= args.max_steps:
+        parser.error('need 1 <= --success_window <= --max_steps')
     return args
 
 
@@ -721,6 +740,16 @@ def main(argv: Optional[list[str]] = None) -> int:
 
     summaries = summarise(results)
     report = markdown(results, summaries, args)
+    curves = []
+    if args.training_success:
+        window = args.success_window or args.eval_every
+        for r in results:
+            if r.run.episodes_csv.exists():
+                episodes = training_success.read_episodes(r.run.episodes_csv)
+                curves.append(training_success.success_curve(r.run.agent, r.run.environment, r.run.seed, episodes, window, args.max_steps))
+            else:
+                print(f'--training_success: no {r.run.episodes_csv}; {r.run.label} left out of the success table', flush=True)
+        report += '\n' + training_success.markdown(curves)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.with_suffix('.md').write_text(report, encoding='utf-8')
     write_csv(out.with_suffix('.csv'), results, summaries)
@@ -731,6 +760,12 @@ def main(argv: Optional[list[str]] = None) -> int:
     print(f'wrote {out.with_suffix(".md")}, {out.with_suffix(".csv")} and {evaluations}')
     for path in plot(results, Path(args.screenshots_dir), args.plot_ymin):
         print(f'wrote {path}')
+    if curves:
+        successes = out.with_name(f'{out.name}_training_success.csv')
+        training_success.write_csv(successes, curves)
+        print(f'wrote {successes}')
+        for path in training_success.plot(curves, Path(args.screenshots_dir)):
+            print(f'wrote {path}')
     if args.keep_best_checkpoint:
         keep_best_checkpoints(results, Path(args.keep_best_checkpoint))
     if len(results) < len(runs):

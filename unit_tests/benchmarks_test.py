@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import atari_throughput, cartpole_time_to_solve, learning
+from benchmarks import atari_throughput, cartpole_time_to_solve, learning, training_success
 
 REPO_ROOT = learning.REPO_ROOT
 
@@ -164,7 +164,7 @@ def test_tiny_learning_benchmark_writes_tables_plots_and_checkpoint(tmp_path):
         [
             sys.executable, '-m', 'benchmarks.learning', '--agents', 'ppo', '--max_steps', '2048', '--eval_every', '1024',
             '--seeds', '1', '--threshold', '-1', '--num_eval_steps', '200', '--out', str(out),
-            '--screenshots_dir', str(tmp_path / 'shots'), '--keep_best_checkpoint', str(tmp_path / 'keep'),
+            '--screenshots_dir', str(tmp_path / 'shots'), '--keep_best_checkpoint', str(tmp_path / 'keep'), '--training_success',
         ],
         cwd=REPO_ROOT, capture_output=True, text=True, timeout=120, check=False,
     )
@@ -181,6 +181,12 @@ def test_tiny_learning_benchmark_writes_tables_plots_and_checkpoint(tmp_path):
     assert [float(row['wall_time_s']) for row in evaluations] == pytest.approx([float(row['seconds_since_launch']) for row in timing], rel=1e-9)
     assert (tmp_path / 'shots' / 'learning_CartPole-v1.png').read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
     assert (tmp_path / 'keep' / 'PPO_CartPole-v1.ckpt').stat().st_size > 0
+    # --training_success: every CartPole episode pays more than 0, so each window's share is 1.
+    success_rows = list(csv.DictReader(open(tmp_path / 'results' / 'learning_training_success.csv')))
+    assert [row['window_end_env_steps'] for row in success_rows] == ['1024', '2048']
+    assert all(int(row['episodes']) == int(row['reached_goal']) > 0 for row in success_rows)
+    assert '| ppo | CartPole-v1 | 1/1 | 1.000 |' in out.with_suffix('.md').read_text()
+    assert (tmp_path / 'shots' / 'learning_success_CartPole-v1.png').exists()
     # --reuse re-reads the CSVs without training.
     completed = subprocess.run(
         [sys.executable, '-m', 'benchmarks.learning', '--agents', 'ppo', '--max_steps', '2048', '--eval_every', '1024',
@@ -231,3 +237,28 @@ def test_replot_redraws_the_plots_from_the_evaluations_csv_alone(tmp_path, capsy
     with pytest.raises(SystemExit, match='lacks the columns env_steps, eval_return, wall_time_s'):
         learning.read_evaluations_csv(summary)
 
+
+
+def test_training_success_counts_episodes_that_reached_the_goal_per_window(tmp_path):
+    episodes = [(100, 0.0), (1000, 0.0), (1001, 0.82), (1500, 0.0), (2000, 0.5), (2600, 0.0), (3100, 0.9)]  # 3100: overshoot
+    curve = training_success.success_curve('ngu', 'MiniGrid-MultiRoom-N4-S5-v0', 2, episodes, window=1000, max_steps=3000)
+    assert (curve.window_ends, curve.episodes, curve.successes) == ([1000, 2000, 3000], [2, 3, 2], [0, 2, 1])
+    assert curve.first_success_step == 1001 and curve.share == 3 / 7 and curve.window_shares == [0.0, 2 / 3, 0.5]
+    never = training_success.success_curve('ngu_plain', 'MiniGrid-MultiRoom-N4-S5-v0', 2, [(500, 0.0)], 1000, 2500)
+    assert never.window_ends == [1000, 2000, 2500] and never.first_success_step is None
+    assert math.isnan(never.window_shares[1]) and never.share == 0.0
+    table = training_success.markdown([curve, never])
+    assert '| ngu | MiniGrid-MultiRoom-N4-S5-v0 | 2 | 7 | 3 | 0.429 | 1,001 | 0.000 / 0.667 / 0.500 |' in table
+    assert '| ngu_plain | MiniGrid-MultiRoom-N4-S5-v0 | 2 | 1 | 0 | 0.000 | never | 0.000 / n/a / n/a |' in table
+    assert table.rstrip().endswith('| ngu_plain | MiniGrid-MultiRoom-N4-S5-v0 | 0/1 | 0.000 | never |')
+    path = tmp_path / 'episodes.csv'
+    path.write_text('time,env_steps,return,steps\n1.5,1760,0.0,120\n2.5,1840,0.757,33\n')
+    assert training_success.read_episodes(path) == [(1760, 0.0), (1840, 0.757)]
+    training_success.write_csv(tmp_path / 'success.csv', [curve])
+    assert (tmp_path / 'success.csv').read_text().splitlines()[1:] == [
+        'ngu,MiniGrid-MultiRoom-N4-S5-v0,2,1000,2,0', 'ngu,MiniGrid-MultiRoom-N4-S5-v0,2,2000,3,2', 'ngu,MiniGrid-MultiRoom-N4-S5-v0,2,3000,2,1',
+    ]  # fmt: skip
+    (png,) = training_success.plot([curve, never], tmp_path / 'shots')
+    assert png.name == 'learning_success_MiniGrid-MultiRoom-N4-S5-v0.png' and png.read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
+    with pytest.raises(ValueError, match='window'):
+        training_success.success_curve('ngu', 'x', 1, [], window=0, max_steps=10)
