@@ -447,8 +447,8 @@ def define_ppo() -> None:
     flags.DEFINE_bool('normalize_advantages', True, 'Normalise advantages per minibatch.')
     flags.DEFINE_bool('anneal_learning_rate', True, 'Decay the learning rate linearly to 0 over the run.')
     flags.DEFINE_bool('anneal_clip_epsilon', False, 'Decay the clip range linearly to 0 over the run.')
-    flags.DEFINE_bool('normalize_observations', False, 'Normalise observations by running mean and std (continuous control).')
-    flags.DEFINE_bool('scale_rewards', False, 'Divide rewards by the running std of the discounted return (continuous control).')
+    flags.DEFINE_bool('normalize_observations', False, 'Normalise vector observations by their running mean and std (classic and continuous control).')
+    flags.DEFINE_bool('scale_rewards', False, 'Divide rewards by the running std of the discounted return.')
 
 
 @_record_new_flags

@@ -102,10 +102,13 @@ def test_a_task_given_to_the_wrong_script_points_to_the_right_one(tmp_path, modu
     assert_one_clear_line(proc, f"--environment_name='{name}'", *keywords)
 
 
-@pytest.mark.parametrize('module', ['deep_rl_zoo.ppo.run_classic', 'deep_rl_zoo.ppo_rnd.run_classic'])
-def test_observation_normalisation_on_discrete_actions_is_refused_not_ignored(tmp_path, module):
+@pytest.mark.parametrize(
+    'module, network',
+    [('deep_rl_zoo.ppo.run_atari', "PPO's Nature CNN on Atari frames"), ('deep_rl_zoo.ppo_rnd.run_classic', "PPO-RND's network")],
+)
+def test_observation_normalisation_where_the_network_has_no_normaliser_is_refused_not_ignored(tmp_path, module, network):
     proc = run_in_empty_dir(tmp_path, module, '--normalize_observations', '--noprogress')
-    assert_one_clear_line(proc, '--normalize_observations', 'continuous actions only', 'deep_rl_zoo.ppo.run_continuous')
+    assert_one_clear_line(proc, '--normalize_observations', 'vector observations only', 'deep_rl_zoo.ppo.run_classic', network)
 
 
 # ---------------------------------------------------------------------------------- flag bounds

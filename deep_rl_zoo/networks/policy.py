@@ -26,12 +26,20 @@ class CategoricalActorCritic(nn.Module):
 
     Heads use the small-gain orthogonal initialisation of the PPO implementations (Andrychowicz et al. 2021,
     "What matters in on-policy RL"): 0.01 for the policy so the first policy is near uniform, 1 for the value.
+    With an `observation_normalizer` (vector observations), inputs pass through it first; the learner updates it.
     """
 
-    def __init__(self, torso: nn.Module, num_actions: int, value_torso: nn.Module | None = None):
+    def __init__(
+        self,
+        torso: nn.Module,
+        num_actions: int,
+        value_torso: nn.Module | None = None,
+        observation_normalizer: ObservationNormalizer | None = None,
+    ):
         super().__init__()
         if num_actions < 1:
             raise ValueError(f'num_actions must be >= 1, got {num_actions}')
+        self.observation_normalizer = observation_normalizer
         self.torso = orthogonal_init(torso)
         self.value_torso = orthogonal_init(value_torso) if value_torso is not None else None
         self.policy_head = orthogonal_init(nn.Linear(torso.output_size, num_actions), gain=0.01)
@@ -39,6 +47,8 @@ class CategoricalActorCritic(nn.Module):
         self.value_head = orthogonal_init(nn.Linear(value_size, 1), gain=1.0)
 
     def forward(self, observation: torch.Tensor) -> CategoricalActorCriticOutput:
+        if self.observation_normalizer is not None:
+            observation = self.observation_normalizer(observation)
         features = self.torso(observation)
         value_features = features if self.value_torso is None else self.value_torso(observation)
         return CategoricalActorCriticOutput(self.policy_head(features), self.value_head(value_features).squeeze(-1))
@@ -136,10 +146,14 @@ class GaussianActorCritic(nn.Module):
         return GaussianActorCriticOutput(mean, self.log_std.expand_as(mean), value)
 
 
-def mlp_actor_critic(observation_size: int, num_actions: int, hidden_sizes=(64, 64)) -> CategoricalActorCritic:
-    """Separate tanh MLPs for the policy and the value, as in the PPO paper's classic-control setup."""
+def mlp_actor_critic(observation_size: int, num_actions: int, hidden_sizes=(64, 64), normalize_observations: bool = False) -> CategoricalActorCritic:
+    """Separate tanh MLPs for the policy and the value, as in the PPO paper's classic-control setup; with
+    `normalize_observations`, a running-statistics `ObservationNormalizer` in front of both."""
     return CategoricalActorCritic(
-        MlpTorso(observation_size, hidden_sizes, nn.Tanh), num_actions, MlpTorso(observation_size, hidden_sizes, nn.Tanh)
+        MlpTorso(observation_size, hidden_sizes, nn.Tanh),
+        num_actions,
+        MlpTorso(observation_size, hidden_sizes, nn.Tanh),
+        ObservationNormalizer(observation_size) if normalize_observations else None,
     )
 
 

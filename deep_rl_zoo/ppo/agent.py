@@ -176,28 +176,28 @@ def build_actor(network: nn.Module, env: VectorEnvironment, values: dict[str, An
     )
 
 
-def refuse_observation_normalization(values: dict[str, Any]) -> None:
-    """--normalize_observations belongs to the Gaussian policy of continuous control: a discrete-action network would
+def refuse_observation_normalization(values: dict[str, Any], network_name: str) -> None:
+    """--normalize_observations belongs to PPO's MLP networks on vector observations: any other network would
     silently ignore it, so the run stops with one line instead."""
     if values.get('normalize_observations', False):
         raise ValueError(
-            '--normalize_observations applies to continuous actions only (deep_rl_zoo.ppo.run_continuous); '
-            "this script's discrete-action network takes the observation as it is"
+            '--normalize_observations applies to PPO on vector observations only (deep_rl_zoo.ppo.run_classic, '
+            f'deep_rl_zoo.ppo.run_continuous); {network_name} takes the observation as it is'
         )
 
 
 def make_network(env: VectorEnvironment, values: dict[str, Any]) -> nn.Module:
-    """Nature CNN actor-critic for Atari frames, a Gaussian policy for continuous actions (with running
-    observation normalisation when asked), else tanh MLPs."""
+    """Nature CNN actor-critic for Atari frames, a Gaussian policy for continuous actions, else tanh MLPs; on vector
+    observations, with running observation normalisation when asked (rl-baselines3-zoo's `normalize` of classic
+    control, e.g. MountainCar's position and velocity, whose scales differ by 10x)."""
     observation_shape, action_space = env.single_observation_space.shape, env.single_action_space
+    normalize_observations = values.get('normalize_observations', False)
     if action_space.shape:
-        return GaussianActorCritic(
-            observation_shape[0], action_space.shape[0], normalize_observations=values.get('normalize_observations', False)
-        )
-    refuse_observation_normalization(values)
+        return GaussianActorCritic(observation_shape[0], action_space.shape[0], normalize_observations=normalize_observations)
     if len(observation_shape) == 3:
+        refuse_observation_normalization(values, "PPO's Nature CNN on Atari frames (scaled to [0, 1])")
         return nature_cnn_actor_critic(action_space.n, observation_shape[0])
-    return mlp_actor_critic(observation_shape[0], action_space.n)
+    return mlp_actor_critic(observation_shape[0], action_space.n, normalize_observations=normalize_observations)
 
 
 def train(kind: str) -> None:

@@ -285,7 +285,7 @@ def make_network(env: VectorEnvironment, values: dict[str, Any]) -> CategoricalA
     """PPO's actor-critic for the run's kind of environment: Nature CNN (Atari), the MiniGrid CNN, tanh MLPs."""
     if env.single_action_space.shape:
         raise ValueError('PPO-ICM takes discrete actions only; for continuous control use deep_rl_zoo.ppo.run_continuous')
-    refuse_observation_normalization(values)
+    refuse_observation_normalization(values, "PPO-ICM's network")
     torso, value_torso = policy_torsos(values['environment_kind'], env.single_observation_space)
     return CategoricalActorCritic(torso, int(env.single_action_space.n), value_torso)
 

@@ -175,7 +175,7 @@ def make_network(env: VectorEnvironment, values: dict[str, Any]) -> TwoValueActo
     """The actor-critic with extrinsic and intrinsic value heads for the run's kind of environment."""
     if env.single_action_space.shape:
         raise ValueError('PPO-RND takes discrete actions only; for continuous control use deep_rl_zoo.ppo.run_continuous')
-    refuse_observation_normalization(values)
+    refuse_observation_normalization(values, "PPO-RND's network")
     torso, value_torso = policy_torsos(values['environment_kind'], env.single_observation_space)
     return TwoValueActorCritic(torso, int(env.single_action_space.n), value_torso)
 

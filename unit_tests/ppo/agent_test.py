@@ -397,3 +397,30 @@ def test_observation_statistics_that_made_the_old_log_probs_score_the_first_mini
     normalizer = learner.network.observation_normalizer
     assert normalizer.count.item() == pytest.approx(64 + unroll_length * num_envs)
     assert (normalizer.mean > 10.0).all()
+
+
+def test_discrete_actions_on_vector_observations_take_the_running_observation_normaliser():
+    """rl-baselines3-zoo's `normalize` for classic control (MountainCar's position and velocity differ 10x in scale):
+    the MLP actor-critic normalises its input; the learner folds each batch in after its epochs."""
+    env = gym_env.create_classic_vector_env('MountainCar-v0', 2, seed=3)
+    network = agent.make_network(env, {'normalize_observations': True})
+    normalizer = network.observation_normalizer
+    with torch.no_grad():
+        normalizer.update(torch.tensor([[-1.2, -0.07], [0.0, 0.07], [0.6, 0.0]]))
+    assert_close(normalizer.mean, torch.tensor([-0.2, 0.0]), atol=1e-6, rtol=0)
+    observation = torch.tensor([[-0.5, 0.01]])
+    expected = copy.deepcopy(network)
+    expected.observation_normalizer = None
+    scaled = (observation - normalizer.mean) / torch.sqrt(normalizer.var + 1e-8)
+    with torch.no_grad():
+        assert_close(network(observation).logits, expected(scaled).logits)
+        assert_close(network(observation).value, expected(scaled).value)
+    unroll_length, num_envs = 4, 2
+    buffer = empty_buffer(env, num_envs, unroll_length)
+    actor = OnPolicyActor(network, env, unroll_length, GAMMA, terminal_on_life_loss=False, seed=5)
+    actor.collect(buffer)
+    count_before = normalizer.count.item()
+    make_learner(network).update([buffer])
+    assert normalizer.count.item() == pytest.approx(count_before + unroll_length * num_envs)
+    assert agent.make_network(env, {}).observation_normalizer is None  # off by default: checkpoints keep their keys
+    env.close()
