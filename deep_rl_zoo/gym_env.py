@@ -467,7 +467,7 @@ def _right_script_hint(kind: str, environment_name: str) -> str:
     if other == "atari":
         return f"{environment_name} is an Atari game: use python -m deep_rl_zoo.{agent}.run_atari --environment_name={environment_name}"
     if other == "minigrid":
-        return f"{environment_name} is a MiniGrid task: the curiosity agents take it (python -m deep_rl_zoo.ppo_icm.run_classic or ppo_rnd.run_classic)"
+        return f"{environment_name} is a MiniGrid task: the exploration agents' run_classic takes it (python -m deep_rl_zoo.<agent>.run_classic with ppo_icm, ppo_rnd, r2d2, ngu or agent57)"
     return f"{environment_name} is a classic-control task: use python -m deep_rl_zoo.{agent}.run_classic --environment_name={environment_name}"
 
 

@@ -15,7 +15,7 @@ from torch import nn
 
 from deep_rl_zoo.networks.common import MlpTorso, NatureCnnTorso
 from deep_rl_zoo.networks.curiosity import MiniGridTorso, RandomNetworkDistillation, rnd_for
-from deep_rl_zoo.networks.recurrent_value import DuelingHead
+from deep_rl_zoo.networks.recurrent_value import DuelingHead, lstm_size
 
 EMBEDDING_SIZE = 32  # the paper's controllable-state embedding
 
@@ -129,11 +129,6 @@ def _torso(kind: str, observation_shape: tuple[int, ...], size: int) -> nn.Modul
     if kind == 'minigrid':
         return MiniGridTorso(observation_shape, size)
     return MlpTorso(int(np.prod(observation_shape)), (size,))
-
-
-def lstm_size(kind: str) -> int:
-    """512 LSTM units on Atari (R2D2's), 128 otherwise."""
-    return 512 if kind == 'atari' else 128
 
 
 def ngu_networks(kind: str, observation_shape: tuple[int, ...], num_actions: int, num_policies: int, num_heads: int = 1) -> NguNetworks:

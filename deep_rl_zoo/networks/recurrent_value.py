@@ -6,6 +6,7 @@ import torch
 from torch import nn
 
 from deep_rl_zoo.networks.common import MlpTorso, NatureCnnTorso
+from deep_rl_zoo.networks.curiosity import MiniGridTorso
 from deep_rl_zoo.networks.value import RecurrentQNetwork, dueling_aggregate
 
 
@@ -41,6 +42,17 @@ class RecurrentDuelingQNetwork(RecurrentQNetwork):
 def mlp_recurrent_dueling_q_network(observation_size: int, num_actions: int, hidden_size: int = 128) -> RecurrentDuelingQNetwork:
     """For vector observations: one fully connected ReLU layer, an LSTM and dueling streams, all `hidden_size` wide."""
     return RecurrentDuelingQNetwork(MlpTorso(observation_size, (hidden_size,)), num_actions, hidden_size, hidden_size)
+
+
+def minigrid_recurrent_dueling_q_network(observation_shape: tuple[int, ...], num_actions: int, hidden_size: int = 128) -> RecurrentDuelingQNetwork:
+    """For MiniGrid's grids [3, H, W]: the MiniGrid CNN (`networks.curiosity.MiniGridTorso`), an LSTM and dueling
+    streams, all `hidden_size` wide (NGU's Q network on MiniGrid without its policy, action and reward inputs)."""
+    return RecurrentDuelingQNetwork(MiniGridTorso(observation_shape, hidden_size), num_actions, hidden_size, hidden_size)
+
+
+def lstm_size(kind: str) -> int:
+    """The LSTM units of R2D2's (and NGU's) network for an environment kind: 512 on Atari (the paper's), 128 otherwise."""
+    return 512 if kind == 'atari' else 128
 
 
 def nature_cnn_recurrent_dueling_q_network(num_actions: int, frame_stack: int = 4) -> RecurrentDuelingQNetwork:

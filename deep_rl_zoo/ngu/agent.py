@@ -35,7 +35,8 @@ from deep_rl_zoo import curiosity, episodic_novelty, main_loop, trackers, transf
 from deep_rl_zoo.drqn.agent import pad_first
 from deep_rl_zoo.greedy_actors import as_tensor
 from deep_rl_zoo.gym_env import VectorEnvironment, VectorStep
-from deep_rl_zoo.networks.ngu import NguNetworks, StepInputs, lstm_size, ngu_networks
+from deep_rl_zoo.networks.ngu import NguNetworks, StepInputs, ngu_networks
+from deep_rl_zoo.networks.recurrent_value import lstm_size
 from deep_rl_zoo.ngu import replay as ngu_replay
 from deep_rl_zoo.ppo_icm.agent import RoomStatistics, counts_rooms, environment_kind
 from deep_rl_zoo.r2d2 import agent as r2d2_agent

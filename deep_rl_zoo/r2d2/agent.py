@@ -45,10 +45,12 @@ from deep_rl_zoo.greedy_actors import RecurrentEpsilonGreedyActor, as_tensor
 from deep_rl_zoo.gym_env import VectorEnvironment
 from deep_rl_zoo.networks.recurrent_value import (
     RecurrentDuelingQNetwork,
+    lstm_size,
+    minigrid_recurrent_dueling_q_network,
     mlp_recurrent_dueling_q_network,
     nature_cnn_recurrent_dueling_q_network,
 )
-from deep_rl_zoo.ppo_icm.agent import RoomCounter, RoomStatistics, counts_rooms
+from deep_rl_zoo.ppo_icm.agent import RoomCounter, RoomStatistics, counts_rooms, environment_kind
 from deep_rl_zoo.replay_agent import frozen_copy
 from deep_rl_zoo.rollouts import transition_spec
 from deep_rl_zoo.schedule import LinearSchedule
@@ -119,17 +121,18 @@ def apex_epsilons(num_actors: int, base: float = 0.4, alpha: float = 7.0) -> np.
     return base ** (1.0 + alpha * np.arange(num_actors) / (num_actors - 1))
 
 
-def rollout_spec(steps: int) -> Callable[..., dict[str, tuple[tuple[int, ...], torch.dtype]]]:
+def rollout_spec(steps: int, kind: str) -> Callable[..., dict[str, tuple[tuple[int, ...], torch.dtype]]]:
     """The spec function (env, num_envs, _) -> shapes of an `R2d2Actor`'s buffer for rollouts of `steps` steps per
     environment (`actor_update_interval`; the core's third argument, the learned sequence length, is not the rollout
-    length here): `rollouts.transition_spec`, the LSTM state (h, c) before each step ('recurrent_state' [T, N,
-    2 * lstm_size]), the index of the actor's first environment among all of the run ('first_stream' [1]) and
-    'visited_rooms' [T, N] (Montezuma's Revenge: the rooms of the episode ending there, else 0; never replayed)."""
+    length here) of an environment of `kind`: `rollouts.transition_spec`, the LSTM state (h, c) before each step
+    ('recurrent_state' [T, N, 2 * lstm_size(kind)]), the index of the actor's first environment among all of the run
+    ('first_stream' [1]) and 'visited_rooms' [T, N] (Montezuma's Revenge: the rooms of the episode ending there, else
+    0; never replayed)."""
 
     def spec(env: VectorEnvironment, num_envs: int, unroll_length: int) -> dict[str, tuple[tuple[int, ...], torch.dtype]]:
         return {
             **transition_spec(env, num_envs, steps),
-            'recurrent_state': ((steps, num_envs, 2 * lstm_size(env)), torch.float32),
+            'recurrent_state': ((steps, num_envs, 2 * lstm_size(kind)), torch.float32),
             'first_stream': ((1,), torch.int64),
             'visited_rooms': ((steps, num_envs), torch.float32),
         }
@@ -383,17 +386,15 @@ class R2d2Learner(SequenceLearnerBookkeeping):
         )
 
 
-def lstm_size(env: VectorEnvironment) -> int:
-    """The LSTM units of `make_network`'s network for `env`: 512 for Atari frames (the paper's), 128 for vectors."""
-    return 512 if len(env.single_observation_space.shape) == 3 else 128
-
-
 def make_network(env: VectorEnvironment, values: dict[str, Any]) -> RecurrentDuelingQNetwork:
-    """The paper's network for Atari frames (Nature CNN, 512-unit LSTM, dueling head); an MLP version for vectors."""
+    """The paper's network for Atari frames (Nature CNN, 512-unit LSTM, dueling head); the MiniGrid CNN or an MLP
+    with a 128-unit LSTM for MiniGrid's grids (`values['environment_kind']`) or vectors."""
     observation_shape, num_actions = env.single_observation_space.shape, int(env.single_action_space.n)
+    if values.get('environment_kind') == 'minigrid':
+        return minigrid_recurrent_dueling_q_network(observation_shape, num_actions, lstm_size('minigrid'))
     if len(observation_shape) == 3:
         return nature_cnn_recurrent_dueling_q_network(num_actions, observation_shape[0])
-    return mlp_recurrent_dueling_q_network(observation_shape[0], num_actions, lstm_size(env))
+    return mlp_recurrent_dueling_q_network(observation_shape[0], num_actions, lstm_size('classic'))
 
 
 def sequence_layout(values: dict[str, Any]) -> tuple[int, int]:
@@ -471,11 +472,13 @@ def build_actor(network: nn.Module, env: VectorEnvironment, values: dict[str, An
 
 
 def train(kind: str) -> None:
-    """Entry point of R2D2's run scripts: asynchronous actors, the learner with its replay, iterations."""
+    """Entry point of R2D2's run scripts: asynchronous actors, the learner with its replay, iterations; run_classic
+    also takes MiniGrid (the baseline of NGU's and Agent57's exploration benchmark)."""
     from deep_rl_zoo import flags
 
     values = flags.flag_values()
+    kind = environment_kind(kind, values['environment_name'])
     main_loop.train_actors_and_learner(
-        kind, make_network, build_learner, build_actor, rollout_spec(values['actor_update_interval']), asynchronous=True,
+        kind, make_network, build_learner, build_actor, rollout_spec(values['actor_update_interval'], kind), asynchronous=True,
         make_eval_actor=lambda network, device: RecurrentEpsilonGreedyActor(network, values['eval_exploration_epsilon'], values['seed'], device),
     )  # fmt: skip

@@ -30,7 +30,7 @@ def test_apex_epsilons_by_hand():
 
 
 def empty_buffer(env, num_envs, steps):
-    spec = agent.rollout_spec(steps)(env, num_envs, 99)
+    spec = agent.rollout_spec(steps, 'classic')(env, num_envs, 99)
     assert spec['recurrent_state'] == ((steps, num_envs, 2 * 128), torch.float32)  # make_network's LSTM for CartPole
     spec['recurrent_state'] = ((steps, num_envs, 2 * HIDDEN), torch.float32)  # the small test network's
     return {name: torch.full(shape, float('nan') if dtype.is_floating_point else -7, dtype=dtype) for name, (shape, dtype) in spec.items()}

@@ -1,16 +1,21 @@
 """End-to-end runs of the R2D2 entry points as subprocesses on tiny budgets (one run per module fixture serves several
 tests): run_classic on CartPole-v1 with two asynchronous actor processes feeding the learner's prioritized sequence
-replay (TensorBoard read back), eval_agent on its checkpoint (mp4 read back), run_atari on Pong and on Montezuma's
-Revenge (rooms counted) with the real ROMs and snappy-compressed replay and eval_agent on those checkpoints, a bad flag
-and another agent's checkpoint refused.
+replay (TensorBoard read back), eval_agent on its checkpoint (mp4 read back), run_classic on a MiniGrid task (the
+exploration benchmark's baseline) with eval_agent on it, run_atari on Pong and on Montezuma's Revenge (rooms counted)
+with the real ROMs and snappy-compressed replay and eval_agent on those checkpoints, a bad flag and another agent's
+checkpoint refused.
 """
 
 import os
+import re
 
 import torch
 
 from deep_rl_zoo import checkpoint
 from unit_tests import value_agents
+from unit_tests.helpers import TRACEBACK, run_module
+from unit_tests.ppo_icm.run_test import read_csv, train
+from unit_tests.ppo_rnd.run_test import video_frames
 from unit_tests.value_agents import CARTPOLE
 
 AGENT = value_agents.Agent('R2D2', 'deep_rl_zoo.r2d2')
@@ -107,3 +112,25 @@ def test_eval_agent_plays_the_atari_checkpoint_and_records_it(atari, tmp_path):
 
 def test_a_bad_flag_fails_with_one_error_line_and_drqn_refuses_an_r2d2_checkpoint(cartpole, tmp_path):
     value_agents.check_bad_flag_and_wrong_checkpoint(AGENT, '--n_step=0', DRQN, cartpole, tmp_path)
+
+
+def test_run_classic_on_minigrid_takes_the_minigrid_cnn_and_eval_agent_records_it(tmp_path):
+    minigrid = 'MiniGrid-MultiRoom-N4-S5-v0'
+    tiny = (
+        '--num_actors=1', '--num_envs_per_actor=2', '--actor_update_interval=10', '--unroll_length=4', '--burn_in=2', '--min_replay_size=4',
+        '--batch_size=4', '--learn_interval=8', '--num_iterations=1', '--num_train_steps=120', '--num_eval_steps=0', '--nouse_tensorboard',
+    )  # fmt: skip
+    _, checkpoint_dir = train('deep_rl_zoo.r2d2.run_classic', tmp_path, f'--environment_name={minigrid}', *tiny)
+    (row,) = read_csv(os.path.join(checkpoint_dir, f'R2D2_{minigrid}_results.csv'))
+    assert row['env_steps'] == '120' and int(row['learner_steps']) > 0
+    path = os.path.join(checkpoint_dir, f'R2D2_{minigrid}_0.ckpt')
+    loaded = checkpoint.load_checkpoint(path, agent_name='R2D2', environment_name=minigrid)
+    assert loaded['flags']['environment_kind'] == 'minigrid'
+    network = loaded['state']['network']
+    assert network['torso.convs.0.weight'].shape == (16, 3, 2, 2)  # the MiniGrid CNN, not Nature DQN's 8x8 filters
+    assert network['lstm.weight_ih_l0'].shape == (4 * 128, 128)  # a 128-unit LSTM on its 128 features
+    videos = tmp_path / 'videos'
+    proc = run_module('deep_rl_zoo.r2d2.eval_agent', f'--load_checkpoint_file={path}', f'--recording_video_dir={videos}', '--num_eval_steps=30', cwd=str(tmp_path))
+    assert proc.returncode == 0 and TRACEBACK not in proc.stderr, proc.stderr[-3000:]
+    assert re.search(rf'^R2D2 on {minigrid}, checkpoint \S+: 1 episodes, return mean', proc.stdout, re.M), proc.stdout
+    assert 2 <= len(video_frames(videos)) <= 31
