@@ -82,8 +82,8 @@ DEFAULT_EVAL_STEPS = 5_000  # MuJoCo tasks: five 1,000-step episodes
 VARIANTS = {'a2c_grad': ('a2c', '_grad'), 'ppo_plain': ('ppo_icm', ''), 'ngu_plain': ('ngu', '')}
 # Flags a variant adds. ppo_plain is PPO-ICM's run script with the curiosity reward off: PPO with the network and
 # settings of the curiosity agents (the baseline of the README's curiosity table; ppo's own scripts take no MiniGrid).
-# ngu_plain is NGU with beta = 0 for every policy: R2D2-like recurrent replay learning without intrinsic reward, on the
-# tasks r2d2's own scripts do not take (MiniGrid).
+# ngu_plain is NGU with beta = 0 for every policy: NGU's network, policy family and Retrace learning without the
+# intrinsic reward (the ablation beside R2D2 itself in the exploration benchmark).
 VARIANT_FLAGS = {'ppo_plain': ('--intrinsic_reward_coef=0',), 'ngu_plain': ('--intrinsic_reward_beta=0',)}
 CLASSIC_ENVIRONMENTS = ('CartPole-v1', 'LunarLander-v3', 'LunarLander-v2', 'MountainCar-v0', 'Acrobot-v1')
 # Atari games (our short names; APPO also takes Sample Factory's atari_<game>) run with the agent's run_atari.
