@@ -10,6 +10,15 @@ PRESETS = {
         num_iterations=20, num_train_steps=49_152, num_envs_per_actor=16, unroll_length=1024, num_minibatches=256, num_epochs=4,
         discount=0.999, gae_lambda=0.98, entropy_coef=0.01, learning_rate=3e-4, anneal_learning_rate=False,
     ),
+    # rl-baselines3-zoo's MountainCar settings (16 envs x 16 steps, 4 epochs of 64-sample minibatches, gamma 0.99,
+    # lambda 0.98, no entropy bonus, clip 0.2, Adam 3e-4 constant) with its VecNormalize: running observation
+    # normalisation and reward scaling, for 1M env steps. Without the observation normalisation (and at clip 0.1) seed 1
+    # stayed at -200 for 502k steps: the velocity (+-0.07) is invisible next to the position (1.8 wide).
+    'MountainCar-v0': dict(
+        num_iterations=20, num_train_steps=50_000, num_envs_per_actor=16, unroll_length=16, num_minibatches=4, num_epochs=4,
+        discount=0.99, gae_lambda=0.98, entropy_coef=0.0, clip_epsilon=0.2, learning_rate=3e-4, anneal_learning_rate=False,
+        normalize_observations=True, scale_rewards=True,
+    ),
     # The MuJoCo settings of the PPO paper (one env x 2048 steps in 32 minibatches of 64, gamma 0.99, Adam 3e-4) for
     # 492k env steps: one seed reached 1,564 (progress threshold 1,500) at 410k.
     'HalfCheetah-v5': dict(
