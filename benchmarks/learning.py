@@ -38,6 +38,7 @@ import math
 import os
 import shlex
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -312,11 +313,17 @@ def _prune_checkpoints(run: Run) -> None:
             path.unlink()
 
 
+def _exit_on_sigterm(signum: int, _frame) -> None:
+    raise SystemExit(f'benchmarks.learning: stopped by signal {signum}; the training processes were stopped too')
+
+
 def train(runs: list[Run], args: argparse.Namespace) -> list[Run]:
-    """Runs every training process, at most `args.jobs` at a time; returns the runs that exited cleanly."""
+    """Runs every training process, at most `args.jobs` at a time; returns the runs that exited cleanly. Ctrl-C or
+    SIGTERM stops the running ones too (no training process outlives the benchmark)."""
     pending = list(runs)
     running: list[RunningJob] = []
     succeeded: list[Run] = []
+    previous_handler = signal.signal(signal.SIGTERM, _exit_on_sigterm)
     try:
         while pending or running:
             while pending and len(running) < args.jobs:
@@ -350,6 +357,7 @@ def train(runs: list[Run], args: argparse.Namespace) -> list[Run]:
     finally:
         for job in running:
             job.stop()
+        signal.signal(signal.SIGTERM, previous_handler)
     return succeeded
 
 

@@ -4,6 +4,7 @@ import csv
 import math
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -262,3 +263,22 @@ def test_training_success_counts_episodes_that_reached_the_goal_per_window(tmp_p
     assert png.name == 'learning_success_MiniGrid-MultiRoom-N4-S5-v0.png' and png.read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
     with pytest.raises(ValueError, match='window'):
         training_success.success_curve('ngu', 'x', 1, [], window=0, max_steps=10)
+
+
+def test_sigterm_to_the_benchmark_stops_its_training_processes(tmp_path):
+    out = tmp_path / 'results' / 'learning'
+    benchmark = subprocess.Popen(
+        [sys.executable, '-m', 'benchmarks.learning', '--agents', 'ppo', '--max_steps', '10240000', '--eval_every', '1024', '--seeds', '1',
+         '--out', str(out), '--screenshots_dir', str(tmp_path / 'shots')],
+        cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    results = tmp_path / 'results' / 'raw' / 'learning' / 'ppo_CartPole-v1_seed1' / 'results.csv'
+    deadline = time.monotonic() + 120
+    while not results.exists() and time.monotonic() < deadline:  # training is under way: its first iteration ended
+        time.sleep(0.5)
+    assert results.exists(), 'the training run wrote no results row in 120 s'
+    benchmark.terminate()
+    _, stderr = benchmark.communicate(timeout=60)
+    assert benchmark.returncode != 0 and 'stopped by signal 15' in stderr, stderr[-2000:]
+    survivors = subprocess.run(['pgrep', '-f', str(out.parent)], capture_output=True, text=True, check=False).stdout.split()
+    assert survivors == [], f'training processes outlived the benchmark: {survivors}'
