@@ -447,6 +447,11 @@ def define_ppo() -> None:
     flags.DEFINE_bool('normalize_advantages', True, 'Normalise advantages per minibatch.')
     flags.DEFINE_bool('anneal_learning_rate', True, 'Decay the learning rate linearly to 0 over the run.')
     flags.DEFINE_bool('anneal_clip_epsilon', False, 'Decay the clip range linearly to 0 over the run.')
+    _define_observation_and_reward_scaling()
+
+
+def _define_observation_and_reward_scaling() -> None:
+    """rl-baselines3-zoo's `normalize` (its VecNormalize) as two flags of the on-policy agents (PPO, A2C)."""
     flags.DEFINE_bool('normalize_observations', False, 'Normalise vector observations by their running mean and std (classic and continuous control).')
     flags.DEFINE_bool('scale_rewards', False, 'Divide rewards by the running std of the discounted return.')
 
@@ -489,6 +494,7 @@ def define_a2c() -> None:
     _define_loss_weights(entropy_coef=0.01)  # beta = 0.01 in the paper
     flags.DEFINE_float('gae_lambda', 1.0, 'GAE lambda; 1 is the paper: returns bootstrapped from the value after the unroll.', lower_bound=0.0, upper_bound=1.0)
     _define_rmsprop_or_adam()
+    _define_observation_and_reward_scaling()
 
 
 def _define_rmsprop_or_adam() -> None:

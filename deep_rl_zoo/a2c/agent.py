@@ -42,7 +42,7 @@ from torch import nn
 
 from deep_rl_zoo import gradient_compression, main_loop, multistep, policy_gradient, trackers
 from deep_rl_zoo.gym_env import VectorEnvironment
-from deep_rl_zoo.networks.policy import CategoricalActorCritic, actor_critic_for
+from deep_rl_zoo.networks.policy import CategoricalActorCritic, actor_critic_for, mlp_actor_critic
 from deep_rl_zoo.rollouts import OnPolicyActor, rollout_spec
 from deep_rl_zoo.schedule import LinearSchedule
 from deep_rl_zoo.types import OneOptimizerLearner
@@ -148,6 +148,9 @@ class A2cLearner(OneOptimizerLearner):
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         self.apply_gradients(statistics, num_samples=batch['reward'].numel())
+        normalizer = getattr(self.network, 'observation_normalizer', None)
+        if normalizer is not None:  # after the step: the loss scored the batch with the statistics the actors used
+            normalizer.update(batch['observation'])
 
     def apply_gradients(self, statistics: dict[str, torch.Tensor], num_samples: int) -> None:
         """Step 3: clips the gradients held in the network's `.grad`, takes the optimizer step at the scheduled
@@ -266,8 +269,12 @@ def build_gradient_learner(network: nn.Module, values: dict[str, Any], total_upd
 
 
 def build_actor(network: nn.Module, env: VectorEnvironment, values: dict[str, Any], seed: int, device: torch.device) -> OnPolicyActor:
-    """An actor sampling the current policy, from the run's flag values."""
-    return OnPolicyActor(network, env, values['unroll_length'], values['discount'], values.get('terminal_on_life_loss', False), seed, device)
+    """An actor sampling the current policy, from the run's flag values (`--scale_rewards`: the rewards it stores
+    are divided by the running std of its environments' discounted returns)."""
+    return OnPolicyActor(
+        network, env, values['unroll_length'], values['discount'], values.get('terminal_on_life_loss', False), seed, device,
+        scale_rewards=values.get('scale_rewards', False),
+    )  # fmt: skip
 
 
 def build_gradient_actor(network: nn.Module, env: VectorEnvironment, values: dict[str, Any], seed: int, device: torch.device) -> GradientActor:
@@ -278,8 +285,29 @@ def build_gradient_actor(network: nn.Module, env: VectorEnvironment, values: dic
 
 def make_network(env: VectorEnvironment, values: dict[str, Any]) -> CategoricalActorCritic:
     """The Nature CNN with policy and value heads on one torso for Atari frames (the paper shares all non-output
-    layers); separate tanh MLPs for vector observations."""
-    return actor_critic_for(env, 'A2C')
+    layers); separate tanh MLPs for vector observations, with a running observation normaliser in front with
+    --normalize_observations (rl-baselines3-zoo's `normalize`; the learner updates it)."""
+    network = actor_critic_for(env, 'A2C')
+    if not values.get('normalize_observations', False):
+        return network
+    observation_shape = env.single_observation_space.shape
+    if len(observation_shape) != 1:
+        raise ValueError(
+            "--normalize_observations applies to vector observations only (deep_rl_zoo.a2c.run_classic); A2C's Nature CNN "
+            'takes Atari frames as they are (scaled to [0, 1])'
+        )
+    return mlp_actor_critic(observation_shape[0], int(env.single_action_space.n), normalize_observations=True)
+
+
+def make_gradient_network(env: VectorEnvironment, values: dict[str, Any]) -> CategoricalActorCritic:
+    """The gradient variant's network: A2C's, without observation normalisation (its learner never sees the
+    observations the statistics would need: the actors send gradients)."""
+    if values.get('normalize_observations', False):
+        raise ValueError(
+            "--normalize_observations is not available to A2C's gradient variant (its learner receives gradients, not "
+            'the observations the running statistics need); deep_rl_zoo.a2c.run_classic takes it'
+        )
+    return make_network(env, values)
 
 
 def train(kind: str) -> None:
@@ -292,4 +320,4 @@ def train_with_actor_gradients(kind: str) -> None:
     from deep_rl_zoo import flags
 
     spec = gradient_rollout_spec(flags.flag_values())
-    main_loop.train_actors_and_learner(kind, make_network, build_gradient_learner, build_gradient_actor, spec)
+    main_loop.train_actors_and_learner(kind, make_gradient_network, build_gradient_learner, build_gradient_actor, spec)

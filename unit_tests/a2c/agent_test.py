@@ -5,6 +5,7 @@ numbers worked out by hand, every collected sample used exactly once, the learni
 import copy
 import math
 
+import gymnasium
 import numpy as np
 import pytest
 import torch
@@ -197,3 +198,30 @@ def test_make_network_refuses_continuous_actions_with_a_clear_message():
     with pytest.raises(ValueError, match='discrete actions only'):
         agent.make_network(env, {})
     env.close()
+
+
+def test_normalize_observations_puts_a_running_normaliser_in_front_that_the_learner_updates():
+    """rl-baselines3-zoo's `normalize` for A2C on classic control: the statistics the actors act with are folded in
+    after each gradient step; Atari frames and the gradient variant (whose learner sees no observations) refuse it."""
+    env = gym_env.create_classic_vector_env('MountainCar-v0', 2, seed=3)
+    network = agent.make_network(env, {'normalize_observations': True})
+    normalizer = network.observation_normalizer
+    assert agent.make_network(env, {}).observation_normalizer is None  # off by default: checkpoints keep their keys
+    unroll_length = 5
+    buffer = {name: torch.zeros(shape, dtype=dtype) for name, (shape, dtype) in agent.rollout_spec(env, 2, unroll_length).items()}
+    OnPolicyActor(network, env, unroll_length, 0.99, terminal_on_life_loss=False, seed=1, scale_rewards=True).collect(buffer)
+    observations = buffer['observation'].reshape(-1, 2).double()
+    learner = make_learner(network)
+    learner.update([buffer])
+    assert normalizer.count.item() == pytest.approx(unroll_length * 2)
+    assert_close(normalizer.mean.double(), observations.mean(0), atol=1e-6, rtol=0)
+    with pytest.raises(ValueError, match="gradient variant .* deep_rl_zoo.a2c.run_classic takes it"):
+        agent.make_gradient_network(env, {'normalize_observations': True})
+    env.close()
+
+    class AtariShaped:
+        single_observation_space = gymnasium.spaces.Box(0, 255, (4, 84, 84), np.uint8)
+        single_action_space = gymnasium.spaces.Discrete(6)
+
+    with pytest.raises(ValueError, match='vector observations only .* Atari frames'):
+        agent.make_network(AtariShaped(), {'normalize_observations': True})
