@@ -1,6 +1,6 @@
 """A2C's tuned settings per task, applied by the run scripts to --environment_name (`flags.apply_preset`; flags on
 the command line win, --preset=none turns them off). The run scripts' own defaults are the CartPole-v1 and Pong
-settings. Results: README, "A2C on LunarLander-v3".
+settings. Results: README, "Presets" and "A2C on LunarLander-v3".
 """
 
 PRESETS = {
@@ -9,5 +9,12 @@ PRESETS = {
     'LunarLander-v3': dict(
         num_iterations=20, num_train_steps=100_000, num_envs_per_actor=4, unroll_length=16, gae_lambda=0.95, discount=0.99,
         optimizer='adam', learning_rate=3e-4, entropy_coef=0.01,
+    ),
+    # rl-baselines3-zoo's MountainCar settings (16 envs as 2 actors x 8, its 5-step unrolls, RMSProp 7e-4 constant, no
+    # entropy bonus, gamma 0.99) with its VecNormalize: running observation normalisation and reward scaling, for 1M
+    # env steps. Without them seed 1 stayed at -200 for 1M steps.
+    'MountainCar-v0': dict(
+        num_iterations=20, num_train_steps=50_000, num_actors=2, num_envs_per_actor=8, unroll_length=5, discount=0.99,
+        learning_rate=7e-4, anneal_learning_rate=False, entropy_coef=0.0, normalize_observations=True, scale_rewards=True,
     ),
 }  # fmt: skip
