@@ -3,6 +3,13 @@ the command line win, --preset=none turns them off). The run scripts' own defaul
 Breakout (run_atari) and Pendulum-v1 (run_continuous) settings. Results: README, "Presets".
 """
 
+# The MuJoCo settings of the PPO paper (Schulman et al. 2017, table 3: one env x 2048 steps, 10 epochs of 64-sample
+# minibatches, gamma 0.99, lambda 0.95, Adam 3e-4; the epochs, lambda and clip 0.2 are run_continuous's defaults) for
+# 12 x 40,960 = 492k env steps.
+PPO_PAPER_MUJOCO = dict(
+    num_iterations=12, num_train_steps=40_960, discount=0.99, num_envs_per_actor=1, unroll_length=2048, num_minibatches=32, learning_rate=3e-4,
+)
+
 PRESETS = {
     # rl-baselines3-zoo's LunarLander settings (16 envs x 1024 steps, 4 epochs of 64-sample minibatches, gamma 0.999,
     # lambda 0.98, entropy 0.01) at a constant Adam 3e-4, for 983k env steps.
@@ -19,10 +26,10 @@ PRESETS = {
         discount=0.99, gae_lambda=0.98, entropy_coef=0.0, clip_epsilon=0.2, learning_rate=3e-4, anneal_learning_rate=False,
         normalize_observations=True, scale_rewards=True,
     ),
-    # The MuJoCo settings of the PPO paper (one env x 2048 steps in 32 minibatches of 64, gamma 0.99, Adam 3e-4) for
-    # 492k env steps, with run_continuous's observation normalisation and reward scaling: seeds 1-3 reached 1,500 (a
-    # progress threshold) at 205k, 287k and 328k env steps and ended at 2,537, 1,764 and 845.
-    'HalfCheetah-v5': dict(
-        num_iterations=12, num_train_steps=40_960, discount=0.99, num_envs_per_actor=1, unroll_length=2048, num_minibatches=32, learning_rate=3e-4,
-    ),
+    # 492k env steps of the PPO paper's MuJoCo settings (above), with run_continuous's observation normalisation and
+    # reward scaling. HalfCheetah: seeds 1-3 reached 1,500 (a progress threshold) at 205k, 287k and 328k env steps and
+    # ended at 2,537, 1,764 and 845. Hopper: seeds 1-3 reached 2,000 at 205k, 164k and 246k and ended
+    # at 3,382, 1,627 and 1,204 (best 3,382, 3,236 and 3,256).
+    'HalfCheetah-v5': PPO_PAPER_MUJOCO,
+    'Hopper-v5': PPO_PAPER_MUJOCO,
 }  # fmt: skip
