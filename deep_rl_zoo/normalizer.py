@@ -56,6 +56,15 @@ class ObservationNormalizer(nn.Module):
         return ((observation - self.mean) / torch.sqrt(self.var + self.epsilon)).clamp(-self.clip, self.clip)
 
 
+def fold_into_observation_statistics(network: nn.Module, observations: torch.Tensor) -> None:
+    """Folds `observations` into the running statistics of `network.observation_normalizer`, when it has one. The
+    on-policy learners (PPO, A2C) call it after their gradient steps, so those steps scored the batch with the
+    statistics the actors acted with; the new statistics reach the actors with the parameters."""
+    normalizer = getattr(network, 'observation_normalizer', None)
+    if normalizer is not None:
+        normalizer.update(observations)
+
+
 class RewardScaler:
     """Divides each environment's rewards by the running std of its discounted return
     R_t = gamma * R_{t-1} * (1 - done_{t-1}) + r_t (the reward scaling of Engstrom et al. 2020).

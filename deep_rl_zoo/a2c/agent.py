@@ -43,6 +43,7 @@ from torch import nn
 from deep_rl_zoo import gradient_compression, main_loop, multistep, policy_gradient, trackers
 from deep_rl_zoo.gym_env import VectorEnvironment
 from deep_rl_zoo.networks.policy import CategoricalActorCritic, actor_critic_for, mlp_actor_critic
+from deep_rl_zoo.normalizer import fold_into_observation_statistics
 from deep_rl_zoo.rollouts import OnPolicyActor, rollout_spec
 from deep_rl_zoo.schedule import LinearSchedule
 from deep_rl_zoo.types import OneOptimizerLearner
@@ -148,9 +149,7 @@ class A2cLearner(OneOptimizerLearner):
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         self.apply_gradients(statistics, num_samples=batch['reward'].numel())
-        normalizer = getattr(self.network, 'observation_normalizer', None)
-        if normalizer is not None:  # after the step: the loss scored the batch with the statistics the actors used
-            normalizer.update(batch['observation'])
+        fold_into_observation_statistics(self.network, batch['observation'])  # after the step
 
     def apply_gradients(self, statistics: dict[str, torch.Tensor], num_samples: int) -> None:
         """Step 3: clips the gradients held in the network's `.grad`, takes the optimizer step at the scheduled

@@ -24,6 +24,7 @@ from torch import nn
 from deep_rl_zoo import main_loop, multistep, policy_gradient, trackers
 from deep_rl_zoo.gym_env import VectorEnvironment
 from deep_rl_zoo.networks.policy import GaussianActorCritic, mlp_actor_critic, nature_cnn_actor_critic
+from deep_rl_zoo.normalizer import fold_into_observation_statistics
 from deep_rl_zoo.rollouts import OnPolicyActor, policy_distribution, rollout_spec
 from deep_rl_zoo.schedule import LinearSchedule
 from deep_rl_zoo.types import OneOptimizerLearner
@@ -90,9 +91,7 @@ class PpoLearner(OneOptimizerLearner):
             permutation = torch.randperm(num_samples, device=self.device)
             for start in range(0, num_samples - minibatch_size + 1, minibatch_size):
                 self._minibatch_step({name: value[permutation[start : start + minibatch_size]] for name, value in samples.items()}, clip_epsilon)
-        normalizer = getattr(self.network, 'observation_normalizer', None)
-        if normalizer is not None:  # after the epochs, so pi_old and V_old are scored with the statistics the actors used
-            normalizer.update(batch['observation'])
+        fold_into_observation_statistics(self.network, batch['observation'])  # after the epochs: pi_old, V_old were the actors'
         self.learner_steps += 1
         self.statistics.record(explained_variance=_explained_variance(samples['value'], samples['return']), learning_rate=self.learning_rate(self.learner_steps - 1), clip_epsilon=clip_epsilon)
 

@@ -57,6 +57,13 @@ from deep_rl_zoo.schedule import LinearSchedule
 from deep_rl_zoo.trackers import EpisodeTracker
 
 
+# The paper's prioritisation (section 2 and table 2): priority exponent 0.9, importance sampling exponent 0.6.
+PRIORITY_SETTINGS: dict[str, Any] = dict(
+    priority_exponent=0.9,
+    importance_sampling_exponent_begin_value=0.6,
+    importance_sampling_exponent_end_value=0.6,
+)
+
 # run_classic's defaults (CartPole-v1): DQN's CartPole optimiser (Adam 5e-4, eps 1e-8: the paper's eps 1e-3 slows
 # these small gradients); short sequences (4 burn-in + 8 learned steps, 4 apart) for short episodes; each step
 # replayed about 64 times as in DQN's settings: batches of 32 sequences x 8 learned steps every 4 env steps.
@@ -77,10 +84,8 @@ CLASSIC_SETTINGS: dict[str, Any] = dict(
     learn_interval=4,
     target_network_update_interval=250,
     actor_update_interval=20,
-    importance_sampling_exponent_begin_value=0.6,
-    importance_sampling_exponent_end_value=0.6,
-    priority_exponent=0.9,
     learner_on_gpu=False,
+    **PRIORITY_SETTINGS,
 )
 
 # run_atari's defaults: the paper's settings where 2 cores allow (see run_atari.py's docstring).
@@ -102,12 +107,10 @@ ATARI_SETTINGS: dict[str, Any] = dict(
     learn_interval=80,
     target_network_update_interval=2_500,
     actor_update_interval=400,
-    importance_sampling_exponent_begin_value=0.6,
-    importance_sampling_exponent_end_value=0.6,
-    priority_exponent=0.9,
     clip_reward=False,
     terminal_on_life_loss=False,
     learner_threads=2,
+    **PRIORITY_SETTINGS,
 )
 
 
