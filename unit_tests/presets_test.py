@@ -11,7 +11,7 @@ import pytest
 
 from unit_tests.helpers import REPO_ROOT, TRACEBACK, run_module
 
-VALUE_PACKAGES = ('dqn', 'double_dqn', 'prioritized_dqn', 'c51_dqn', 'qr_dqn', 'rainbow')  # the replay-based Q agents: no --unroll_length
+WITHOUT_UNROLL_LENGTH = ('dqn', 'double_dqn', 'prioritized_dqn', 'c51_dqn', 'qr_dqn', 'rainbow', 'iqn', 'appo')  # replay Q agents; APPO has --rollout
 PRESET_PACKAGES = sorted(path.parent.name for path in Path(REPO_ROOT, 'deep_rl_zoo').glob('*/presets.py'))  # every agent with presets
 VALUE_TINY = ('--num_iterations=1', '--num_train_steps=1', '--num_eval_steps=0', '--noprogress', '--nouse_tensorboard')
 TINY = (*VALUE_TINY, '--unroll_length=4')
@@ -71,7 +71,7 @@ TESTED_ABOVE = (('deep_rl_zoo.ppo.run_classic', 'LunarLander-v3'), ('deep_rl_zoo
 @pytest.mark.parametrize('module, environment', [run for run in preset_runs() if run not in TESTED_ABOVE])
 def test_every_preset_applies_to_its_script(tmp_path, module, environment):
     """Every preset names only flags its script defines (a wrong name would stop the run with one line)."""
-    tiny = VALUE_TINY if module.split('.')[1] in VALUE_PACKAGES else TINY
+    tiny = VALUE_TINY if module.split('.')[1] in WITHOUT_UNROLL_LENGTH else TINY
     proc = run_module(module, f'--environment_name={environment}', *tiny, f'--train_dir={tmp_path}', cwd=str(tmp_path))
     assert proc.returncode == 0 and TRACEBACK not in proc.stderr, proc.stderr[-2000:]
     (line,) = [line for line in proc.stdout.splitlines() if line.startswith('preset ')]
