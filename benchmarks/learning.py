@@ -23,7 +23,8 @@ evaluation, and reads the run's per-iteration results CSV. Outputs:
   share that reached the goal per `--success_window` (appended to `<out>.md`), `<out>_training_success.csv` and
   `screenshots/learning_success_<env>.png` (see benchmarks/training_success.py);
 * `<dir of out>/raw/<name of out>/<agent>_<env>_seed<S>/`: each run's results.csv, timing.csv (seconds from
-  process launch to each CSV row, polled), log.txt and final checkpoint (git ignores raw/).
+  process launch to each CSV row, polled), log.txt, benchmark_command.txt (the invocation that trained it: a
+  `--reuse` table over runs of several invocations heads with all of them) and final checkpoint (git ignores raw/).
 
 Wall time is measured from the launch of the process (imports and start-up included), by polling the results CSV
 for new rows; with `--reuse` the polled times saved in timing.csv are read back.
@@ -112,6 +113,11 @@ class Run:
     @property
     def log(self) -> Path:
         return self.directory / 'log.txt'
+
+    @property
+    def benchmark_command(self) -> Path:
+        """The benchmark invocation that trained this run, read back by --reuse for the table's header."""
+        return self.directory / 'benchmark_command.txt'
 
     @property
     def checkpoint_dir(self) -> Path:
@@ -331,6 +337,7 @@ def train(runs: list[Run], args: argparse.Namespace) -> list[Run]:
                 command = command_line(run, args)
                 print(f'[start] {run.label}: {" ".join(command[2:4])} ... (log {run.log})', flush=True)
                 running.append(RunningJob(run, command))
+                run.benchmark_command.write_text(invocation(args) + '\n', encoding='utf-8')
             time.sleep(POLL_SECONDS)
             solved = set()
             if args.stop_when_solved:
@@ -485,11 +492,32 @@ def summarise(results: list[RunResult]) -> list[Summary]:
     return summaries
 
 
+def invocation(args: argparse.Namespace) -> str:
+    """This benchmark's command line, as a reader would type it."""
+    return f'python -m benchmarks.learning {" ".join(shlex.quote(a) for a in args.argv)}'
+
+
+def command_header(results: list[RunResult], args: argparse.Namespace) -> str:
+    """The command of the table; with --reuse, first the commands that trained its runs (recorded in each run's
+    directory), so a table assembled from several invocations names them all."""
+    if not args.reuse:
+        return f'`{invocation(args)}`'
+    trained_by = []
+    for result in results:
+        path = result.run.benchmark_command
+        command = path.read_text(encoding='utf-8').strip() if path.exists() else ''
+        if command and command not in trained_by:
+            trained_by.append(command)
+    if not trained_by:
+        return f'`{invocation(args)}`'
+    return 'Trained by ' + '; '.join(f'`{command}`' for command in trained_by) + f'. This table: `{invocation(args)}`'
+
+
 def markdown(results: list[RunResult], summaries: list[Summary], args: argparse.Namespace) -> str:
     lines = [
         '# Learning benchmark',
         '',
-        f'`python -m benchmarks.learning {" ".join(shlex.quote(a) for a in args.argv)}`',
+        command_header(results, args),
         '',
         f'Budget {args.max_steps:,} env steps per run, greedy evaluation every {args.eval_every:,} env steps. '
         '"To threshold" is the first evaluation whose mean return reaches the threshold; wall time is from process '

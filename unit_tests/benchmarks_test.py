@@ -196,6 +196,11 @@ def test_tiny_learning_benchmark_writes_tables_plots_and_checkpoint(tmp_path):
     )
     assert completed.returncode == 0, completed.stderr
     assert '[start]' not in completed.stdout and '| ppo | CartPole-v1 | 1e+09 | not reached |' in completed.stdout
+    # The table's head names the command that trained the run (kept in its directory), then the --reuse one.
+    header = out.with_suffix('.md').read_text().splitlines()[2]
+    assert header.startswith('Trained by `python -m benchmarks.learning --agents ppo --max_steps 2048 --eval_every 1024 --seeds 1 --threshold -1 ')
+    assert header.endswith(' --threshold 1e9 --out ' + str(out) + ' --screenshots_dir ' + str(tmp_path / 'shots') + ' --reuse`')
+    assert '--training_success`. This table: `python -m benchmarks.learning --agents ppo' in header
 
 
 def test_stop_when_solved_ends_a_run_at_its_first_evaluation_over_the_threshold(tmp_path):
