@@ -500,17 +500,12 @@ def invocation(args: argparse.Namespace) -> str:
 def command_header(results: list[RunResult], args: argparse.Namespace) -> str:
     """The command of the table; with --reuse, first the commands that trained its runs (recorded in each run's
     directory), so a table assembled from several invocations names them all."""
-    if not args.reuse:
-        return f'`{invocation(args)}`'
-    trained_by = []
-    for result in results:
-        path = result.run.benchmark_command
-        command = path.read_text(encoding='utf-8').strip() if path.exists() else ''
-        if command and command not in trained_by:
-            trained_by.append(command)
+    this_table = f'`{invocation(args)}`'
+    recorded = [r.run.benchmark_command for r in results if args.reuse and r.run.benchmark_command.exists()]
+    trained_by = [command for command in dict.fromkeys(path.read_text(encoding='utf-8').strip() for path in recorded) if command]
     if not trained_by:
-        return f'`{invocation(args)}`'
-    return 'Trained by ' + '; '.join(f'`{command}`' for command in trained_by) + f'. This table: `{invocation(args)}`'
+        return this_table
+    return 'Trained by ' + '; '.join(f'`{command}`' for command in trained_by) + f'. This table: {this_table}'
 
 
 def markdown(results: list[RunResult], summaries: list[Summary], args: argparse.Namespace) -> str:
