@@ -8,7 +8,6 @@ import os
 import re
 import signal
 import subprocess
-import time
 
 import pytest
 
@@ -17,32 +16,24 @@ from unit_tests.helpers import REPO_ROOT, TRACEBACK, python_executable, run_modu
 
 PERIODIC = re.compile(r'_0_at(\d+)\.ckpt$')
 
+pytestmark = pytest.mark.slow
 
-def start(module, directory, flags):
+
+def killed_after_a_periodic_checkpoint(module, directory, experiment_dir, flags, every_env_steps, kill_at_env_steps):
+    """Runs `module` with `flags` until it kills itself with SIGKILL right after a periodic checkpoint of at least
+    `kill_at_env_steps` (one is written every `every_env_steps`: see `unit_tests.killed_after_checkpoint`); returns the
+    newest periodic checkpoint left (the one a resume must start from) and its path."""
     env = dict(os.environ, PYTHONPATH=REPO_ROOT, OMP_NUM_THREADS='1', MKL_NUM_THREADS='1', PYTHONUNBUFFERED='1')
+    launcher = [python_executable(), '-m', 'unit_tests.killed_after_checkpoint', str(every_env_steps), str(kill_at_env_steps), module]
     with open(os.path.join(directory, 'first.txt'), 'w') as output:
-        return subprocess.Popen([python_executable(), '-m', module, *flags], cwd=directory, env=env, stdout=output, stderr=subprocess.STDOUT)
-
-
-def kill_after_a_periodic_checkpoint(process, experiment_dir, directory, min_env_steps, timeout=60.0):
-    """Waits for a periodic checkpoint of iteration 0 with at least `min_env_steps`, then SIGKILLs the run; returns
-    the newest periodic checkpoint left (the one a resume must start from)."""
-    deadline = time.monotonic() + timeout
-    try:
-        while True:
-            found = [int(match.group(1)) for name in (os.listdir(experiment_dir) if os.path.isdir(experiment_dir) else [])
-                     if (match := PERIODIC.search(name))]  # fmt: skip
-            if found and max(found) >= min_env_steps:
-                break
-            with open(os.path.join(directory, 'first.txt')) as output:
-                assert process.poll() is None, f'the run ended before a periodic checkpoint: {output.read()}'
-            assert time.monotonic() < deadline, 'no periodic checkpoint in time'
-            time.sleep(0.05)
-    finally:
-        process.kill()
-        process.wait()
-    newest = checkpoint.list_checkpoints(experiment_dir, *os.path.basename(experiment_dir).split('_', 1))[-1]
-    assert newest.periodic and newest.iteration == 0 and not os.path.exists(os.path.join(experiment_dir, os.path.basename(experiment_dir) + '_0.ckpt'))
+        process = subprocess.run([*launcher, *flags], cwd=directory, env=env, stdout=output, stderr=subprocess.STDOUT, timeout=600, check=False)
+    with open(os.path.join(directory, 'first.txt')) as output:
+        assert process.returncode == -signal.SIGKILL, f'the run was not killed after a periodic checkpoint: {output.read()}'
+    files = checkpoint.list_checkpoints(experiment_dir, *os.path.basename(experiment_dir).split('_', 1))
+    newest = files[-1]
+    assert all(file.periodic and file.iteration == 0 for file in files) and len(files) >= 2  # a resume must pick the newest
+    assert int(PERIODIC.search(newest.path).group(1)) >= kill_at_env_steps
+    assert not os.path.exists(os.path.join(experiment_dir, os.path.basename(experiment_dir) + '_0.ckpt'))  # mid-iteration
     return checkpoint.load_checkpoint(newest.path), newest.path
 
 
@@ -61,8 +52,7 @@ DQN_FLAGS = (
 def test_dqn_killed_mid_iteration_resumes_from_its_periodic_checkpoint_and_learns_at_once(tmp_path):
     directory = str(tmp_path)
     experiment_dir = os.path.join(directory, 'exp', 'DQN_CartPole-v1')
-    first = start('deep_rl_zoo.dqn.run_classic', directory, DQN_FLAGS)
-    saved, path = kill_after_a_periodic_checkpoint(first, experiment_dir, directory, min_env_steps=300)
+    saved, path = killed_after_a_periodic_checkpoint('deep_rl_zoo.dqn.run_classic', directory, experiment_dir, DQN_FLAGS, every_env_steps=150, kill_at_env_steps=300)
     env_steps, learner_steps = saved['counters']['env_steps'], saved['counters']['learner_steps']
     assert saved['extra']['replay']['class'] == 'UniformReplay' and learner_steps > 0
 
@@ -103,8 +93,7 @@ PPO_FLAGS = ('--num_iterations=1', '--num_train_steps=12800', '--num_eval_steps=
 def test_ppo_killed_mid_iteration_resumes_from_its_periodic_checkpoint_with_its_schedule(tmp_path):
     directory = str(tmp_path)
     experiment_dir = os.path.join(directory, 'exp', 'PPO_CartPole-v1')
-    first = start('deep_rl_zoo.ppo.run_classic', directory, PPO_FLAGS)
-    saved, _ = kill_after_a_periodic_checkpoint(first, experiment_dir, directory, min_env_steps=1)
+    saved, _ = killed_after_a_periodic_checkpoint('deep_rl_zoo.ppo.run_classic', directory, experiment_dir, PPO_FLAGS, every_env_steps=1024, kill_at_env_steps=3000)
     env_steps, learner_steps = saved['counters']['env_steps'], saved['counters']['learner_steps']
     assert env_steps == 256 * learner_steps and env_steps < 12800  # 1 actor x 8 environments x 32 steps per update
 

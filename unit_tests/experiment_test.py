@@ -93,6 +93,24 @@ def test_keep_checkpoints_prunes_old_periodic_checkpoints_and_keeps_milestones(t
     assert periodic['extra']['experiment']['iteration_start_env_steps'] == 10
 
 
+def test_a_periodic_checkpoint_is_due_every_save_every_sec_of_the_clock_counted_from_the_last_save(tmp_path, monkeypatch):
+    clock = [100.0]
+    monkeypatch.setattr(experiment.time, 'monotonic', lambda: clock[0])
+    run = Experiment(settings(tmp_path, save_every_sec=2.0), VECTOR_ENV)
+    next(run.iterations)
+    due = []
+    for now in (101.0, 101.99, 102.0, 103.0):
+        clock[0] = now
+        due.append(run.periodic_save_due())
+    run.save_periodic(state(), 0)  # at 103.0: the next one is due at 105.0
+    for now in (104.99, 105.0):
+        clock[0] = now
+        due.append(run.periodic_save_due())
+    assert due == [False, False, True, True, False, True]
+    assert not Experiment(settings(tmp_path / 'never', save_every_sec=0.0), VECTOR_ENV).periodic_save_due()  # 0: never
+    run.close()
+
+
 def test_without_milestones_only_the_newest_checkpoints_are_kept(tmp_path):
     run = Experiment(settings(tmp_path, keep_checkpoints=2, keep_milestones=False), VECTOR_ENV)
     for _ in range(3):
