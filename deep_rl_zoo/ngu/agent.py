@@ -14,8 +14,8 @@ What NGU adds (section 2, appendices A, E and F):
    over this episode's embeddings f(x) (memory cleared at every episode start, per environment) scaled by the RND
    error standardised by the actor's running moments of it.
 4. The learner learns policy j from r = r^e + beta_j r^i with discount gamma_j by transformed Retrace with the
-   greedy target policy (`transformed_returns.transformed_retrace_targets`), importance-weighted 0.5 td^2 on the
-   learned steps, R2D2's sequence priorities; the target network is copied every `target_network_update_interval`.
+   greedy target policy (`transformed_returns.transformed_retrace_targets`), importance-weighted 0.5 td^2 summed over
+   the learned steps (R2D2's `sequence_loss`), R2D2's sequence priorities; the target network is copied every `target_network_update_interval`.
 5. It also trains the embedding f by inverse dynamics (cross-entropy of a_t from f(x_t), f(x_t+1)) and RND's
    predictor on the last `intrinsic_train_steps` real steps of each sequence (the paper: the last 5), with their
    own Adam; RND's observation normaliser is updated with every step the actors send.
@@ -40,7 +40,7 @@ from deep_rl_zoo.networks.recurrent_value import lstm_size
 from deep_rl_zoo.ngu import replay as ngu_replay
 from deep_rl_zoo.ppo_icm.agent import RoomStatistics, counts_rooms, environment_kind
 from deep_rl_zoo.r2d2 import agent as r2d2_agent
-from deep_rl_zoo.r2d2.agent import SequenceLearnerBookkeeping, actor_environment, apex_epsilons, sequence_layout, write_visited_rooms
+from deep_rl_zoo.r2d2.agent import SequenceLearnerBookkeeping, actor_environment, apex_epsilons, sequence_layout, sequence_loss, write_visited_rooms
 from deep_rl_zoo.replay_agent import frozen_copy
 from deep_rl_zoo.rollouts import transition_spec
 from deep_rl_zoo.schedule import LinearSchedule
@@ -358,9 +358,8 @@ class NguLearner(SequenceLearnerBookkeeping):
         q_taken = self.taken_values(q_all, action)
         td_errors = [target - taken for target, taken in zip(targets, q_taken)]
         learned = mask & ((torch.arange(num_steps, device=self.device) >= self.burn_in)[:, None] | first[0])
-        weights = learned.float()
-        sequence_loss = sum((0.5 * td_error**2 * weights).sum(dim=0) for td_error in td_errors) / weights.sum(dim=0).clamp(min=1.0)
-        loss = (as_tensor(sample.weights, self.device) * sequence_loss).mean()
+        importance_weights = as_tensor(sample.weights, self.device)
+        loss = sum(sequence_loss(td_error, learned, importance_weights) for td_error in td_errors)
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         grad_norm = nn.utils.clip_grad_norm_(self.network.q.parameters(), self.max_grad_norm if self.max_grad_norm > 0 else float('inf'))

@@ -198,5 +198,13 @@ def test_loss_is_the_weighted_squared_error_to_the_transformed_targets_on_the_le
         # Burn-in steps (the first 2) are learned only in a sequence that starts an episode.
         learned = [t for t in range(6) if sequence['mask'][t] and (t >= 2 or sequence['first'][0])]
         errors = [(targets[t] - q_taken[t]) ** 2 / 2 for t in learned]
-        expected += sample.weights[b] * float(sum(errors) / max(len(errors), 1)) / 4
+        expected += sample.weights[b] * float(sum(errors)) / 4  # summed over time, averaged over the batch (acme)
     assert loss == pytest.approx(expected, rel=1e-5)
+
+
+def test_sequence_loss_sums_over_time_and_averages_over_the_batch_by_hand():
+    td_error = torch.tensor([[1.0, 2.0], [3.0, -1.0], [0.5, 4.0]])  # [T=3, B=2]
+    learned = torch.tensor([[True, False], [True, True], [False, True]])
+    # Sequence 0: 0.5 (1 + 9) = 5; sequence 1: 0.5 (1 + 16) = 8.5, weighted 0.5: 4.25; mean over the batch 4.625 (a mean
+    # over time would give (2.5 + 2.125) / 2 = 2.3125).
+    assert agent.sequence_loss(td_error, learned, torch.tensor([1.0, 0.5])).item() == 4.625
