@@ -6,7 +6,8 @@ vector of environments. Each environment plays one of `num_policies` independent
 start and redrawn every 10 episodes. For each batch of rollouts the learner
 
 1. computes targets in reward units, once per batch: rewards scaled and clipped, values denormalised (with
-   `normalize_returns`), then GAE advantages (Schulman et al. 2016, eq. 16) and returns R = A + V, or with
+   `normalize_returns`), then GAE advantages (Schulman et al. 2016, eq. 16) and returns R = A + V over the actor's
+   values, bootstrapped from V(x_T) of the learner's current network (as Sample Factory's learner does), or with
    `with_vtrace` the V-trace targets v_s and advantages of the current network (Espeholt et al. 2018, eq. 1);
 2. per policy k, on the samples policy k made: folds its returns into the running return statistics and uses the
    normalised returns as value targets; then for `num_epochs` passes over `num_batches_per_epoch` minibatches of
@@ -356,13 +357,15 @@ def make_network(env: VectorEnvironment, values: dict[str, Any]) -> PolicySet:
 
 
 def rollout_spec(env: VectorEnvironment, num_envs: int, unroll_length: int, state_size: int = 0) -> dict[str, tuple[tuple[int, ...], torch.dtype]]:
-    """`rollouts.bootstrapped_rollout_spec` plus the behaviour logits (kl_loss), the time-limit truncations
-    (value_bootstrap) and which policy acted ([T + 1, N]: the last row is the policy of the bootstrap value); with a
-    recurrent core (`state_size` > 0) also the core state before each step and whether the step starts an episode
-    ([T + 1, N]: the last row is the bootstrap step's)."""
+    """`rollouts.bootstrapped_rollout_spec` with the behaviour values of the T steps only ([T, N]: the learner computes
+    the bootstrap value V(x_T) itself, see `AppoLearner.bootstrap_values`), plus the behaviour logits (kl_loss), the
+    time-limit truncations (value_bootstrap) and which policy acted ([T + 1, N]: the last row is the policy of the
+    bootstrap value); with a recurrent core (`state_size` > 0) also the core state before each step and whether the
+    step starts an episode ([T + 1, N]: the last row is the bootstrap step's)."""
     spec = bootstrapped_rollout_spec(env, num_envs, unroll_length)
     spec = {
         **spec,
+        'value': ((unroll_length, num_envs), torch.float32),
         'logits': ((unroll_length, num_envs, int(env.single_action_space.n)), torch.float32),
         'time_out': ((unroll_length, num_envs), torch.bool),
         'policy': ((unroll_length + 1, num_envs), torch.int64),
@@ -436,15 +439,10 @@ class AppoActor(SamplingActor):
             self._observation = step.observation
             if recurrent:
                 self._episode_start = torch.from_numpy(ended).to(self.device)
-        last_observation = as_tensor(self._observation, self.device)
-        policy = torch.from_numpy(self.policy.copy())
-        if recurrent:  # the next rollout's first step starts from the same state (the actor's state does not advance)
-            output, _ = self.network.step(last_observation, self._starting_state(buffer, self.unroll_length))
-        else:
-            output = self.network(last_observation, policy.to(self.device))
-        buffer['value'][self.unroll_length] = output.value.cpu()
-        buffer['policy'][self.unroll_length] = policy
-        buffer['last_observation'].copy_(last_observation)
+        if recurrent:  # the bootstrap step's state; the next rollout's first step starts from it too
+            self._starting_state(buffer, self.unroll_length)
+        buffer['policy'][self.unroll_length] = torch.from_numpy(self.policy.copy())
+        buffer['last_observation'].copy_(as_tensor(self._observation, self.device))
         return finished
 
     def _starting_state(self, buffer: dict[str, torch.Tensor], t: int) -> torch.Tensor:
@@ -659,6 +657,17 @@ class AppoLearner:
         self.device = device
         self.learner_steps = 0  # updates (one per batch of rollouts)
 
+    @torch.no_grad()
+    def bootstrap_values(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        """V(x_T) [N] in value-head units, by the learner's current network of the policy that plays each environment
+        next: Sample Factory's learner recomputes it from the stored last observation (a recurrent policy steps from
+        the core state stored for it) rather than trust the actor's, made up to max_policy_lag SGD steps earlier."""
+        if self.network.is_recurrent:
+            output, _ = self.network.step(batch['last_observation'], batch['core_state'][-1])
+        else:
+            output = self.network(batch['last_observation'], batch['policy'][-1])
+        return output.value
+
     def targets(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
         """Advantages and returns [T, N] in reward units (step 1 of the module docstring)."""
         reward = (batch['reward'] * self.reward_scale).clamp(-self.reward_clip, self.reward_clip)
@@ -678,7 +687,7 @@ class AppoLearner:
                 log_prob = torch.distributions.Categorical(logits=logits, validate_args=False).log_prob(batch['action'].flatten())
             log_rhos = log_prob.view(num_steps, num_envs) - batch['log_prob']
         else:
-            values = self.network.denormalize(batch['value'], policy)
+            values = self.network.denormalize(torch.cat([batch['value'], self.bootstrap_values(batch)[None]]), policy)
         if self.value_bootstrap:  # Sample Factory: the time limit is no end of the world
             reward = reward + self.gamma * values[:-1] * batch['time_out'].float()
         if self.with_vtrace:
@@ -699,7 +708,7 @@ class AppoLearner:
             'action': _trajectory_major(batch['action']),
             'log_prob': _trajectory_major(batch['log_prob']),
             'logits': _trajectory_major(batch['logits']),
-            'value': _trajectory_major(batch['value'][:-1]),  # as the actor stored it: value-head units
+            'value': _trajectory_major(batch['value']),  # as the actor stored it: value-head units
             'advantage': _trajectory_major(advantages),
             'return': _trajectory_major(returns),
         }

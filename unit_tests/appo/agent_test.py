@@ -92,7 +92,8 @@ def make_learner(networks, **settings):
 
 
 def acted_buffer(policy_set, steps=6, envs=2, size=3, seed=0, offset=0.0, policy=None):
-    """A rollout of random observations whose log-probs, logits and values come from `policy_set` itself."""
+    """A rollout of random observations whose log-probs, logits and values come from `policy_set` itself (values of
+    the T steps only: the learner computes the bootstrap value)."""
     generator = torch.Generator().manual_seed(seed)
     observation = offset + torch.randn(steps + 1, envs, size, generator=generator)
     policy = torch.zeros(steps + 1, envs, dtype=torch.int64) if policy is None else policy
@@ -109,12 +110,19 @@ def acted_buffer(policy_set, steps=6, envs=2, size=3, seed=0, offset=0.0, policy
         'action': action,
         'log_prob': log_prob,
         'logits': logits[:-1].clone(),
-        'value': output.value.reshape(steps + 1, envs).clone(),
+        'value': output.value.reshape(steps + 1, envs)[:-1].clone(),
         'policy': policy,
         'reward': torch.randn(steps, envs, generator=generator),
         'discount': discount,
         'time_out': torch.zeros(steps, envs, dtype=torch.bool),
     }
+
+
+def with_bootstrap(policy_set, buffer):
+    """The buffer's values [T, N] and below them V(x_T) of `policy_set` on the last observations: [T + 1, N]."""
+    with torch.no_grad():
+        bootstrap = policy_set(buffer['last_observation'], buffer['policy'][-1]).value
+    return torch.cat([buffer['value'], bootstrap[None]])
 
 
 def gae(reward, discount, value, lambda_):
@@ -136,12 +144,43 @@ def test_targets_scale_and_clip_rewards_and_bootstrap_time_limits_with_gae_in_re
     advantages, returns = learner.targets(buffer)
 
     std = math.sqrt(network.return_normalizer.var.item() + 1e-5)
-    values = buffer['value'].clamp(-5, 5) * std + network.return_normalizer.mean.item()
+    values = with_bootstrap(learner.network, buffer).clamp(-5, 5) * std + network.return_normalizer.mean.item()
     reward = (2.0 * buffer['reward']).clamp(-1.5, 1.5)
     reward[4, 1] += GAMMA * values[4, 1]
     expected = gae(reward, buffer['discount'], values, 0.8)
     assert_close(advantages, expected, rtol=1e-5, atol=1e-4)
     assert_close(returns, expected + values[:-1], rtol=1e-5, atol=1e-4)
+
+
+def linear_value_network(weight, bias):
+    """A one-input network whose value is V(x) = weight x + bias (no hidden layer)."""
+    network = agent.AppoNetwork((1,), 2, [], [], nonlinearity='tanh')
+    with torch.no_grad():
+        network.value_head.weight.fill_(weight)
+        network.value_head.bias.fill_(bias)
+    return network
+
+
+def test_gae_bootstraps_from_the_learners_current_value_of_the_last_observation():
+    """Sample Factory's learner recomputes V(x_T) with its current network from the stored last observation; the
+    actor's own V(x_T) may be many updates old, so the rollout no longer carries it."""
+    learner = make_learner([linear_value_network(2.0, 0.5), linear_value_network(-1.0, 0.0)], gae_lambda=0.5)
+    buffer = {
+        'observation': torch.tensor([[[3.0], [5.0]], [[4.0], [6.0]]]),  # T = 2 steps of N = 2 environments
+        'last_observation': torch.tensor([[1.0], [2.0]]),
+        'value': torch.tensor([[0.2, 0.0], [0.4, 0.0]]),  # the actor's values of x_0 and x_1, from older parameters
+        'reward': torch.tensor([[1.0, 0.0], [0.0, 1.0]]),
+        'discount': torch.full((2, 2), GAMMA),
+        'time_out': torch.zeros(2, 2, dtype=torch.bool),
+        'policy': torch.tensor([[0, 1], [0, 1], [0, 1]]),  # environment k plays policy k
+    }
+    advantages, returns = learner.targets(buffer)
+    # Environment 0, policy 0: V(x_T) = 2 x 1 + 0.5 = 2.5 (not the actor's). lambda = 0.5, gamma = 0.9:
+    # delta_1 = 0 + 0.9 x 2.5 - 0.4 = 1.85; delta_0 = 1 + 0.9 x 0.4 - 0.2 = 1.16; A_0 = 1.16 + 0.45 x 1.85 = 1.9925.
+    # Environment 1, policy 1: V(x_T) = -2. delta_1 = 1 - 1.8 - 0 = -0.8; delta_0 = 0; A_0 = 0.45 x -0.8 = -0.36.
+    assert_close(advantages, torch.tensor([[1.9925, -0.36], [1.85, -0.8]]))
+    assert_close(returns, torch.tensor([[2.1925, -0.36], [2.25, -0.8]]))
+    assert_close(learner.bootstrap_values(buffer), torch.tensor([2.5, -2.0]))
 
 
 def test_vtrace_targets_use_the_current_network_against_the_behaviour_log_probs():
@@ -150,10 +189,11 @@ def test_vtrace_targets_use_the_current_network_against_the_behaviour_log_probs(
     buffer = acted_buffer(learner.network)
     # On-policy (the network that acted is the current one): V-trace is the n-step return and its advantage.
     advantages, returns = learner.targets(buffer)
-    expected_returns = gae(buffer['reward'], buffer['discount'], buffer['value'], 1.0) + buffer['value'][:-1]
+    values = with_bootstrap(learner.network, buffer)
+    expected_returns = gae(buffer['reward'], buffer['discount'], values, 1.0) + values[:-1]
     assert_close(returns, expected_returns, rtol=1e-5, atol=1e-5)
-    next_returns = torch.cat([returns[1:], buffer['value'][-1:]])
-    assert_close(advantages, buffer['reward'] + buffer['discount'] * next_returns - buffer['value'][:-1], rtol=1e-5, atol=1e-5)
+    next_returns = torch.cat([returns[1:], values[-1:]])
+    assert_close(advantages, buffer['reward'] + buffer['discount'] * next_returns - values[:-1], rtol=1e-5, atol=1e-5)
     # Off-policy: behaviour log-probs 0.5 lower make every rho = e^0.5, clipped to 1: the same targets as on-policy.
     on_policy = (advantages, returns)
     buffer['log_prob'] -= 0.5
@@ -163,7 +203,7 @@ def test_vtrace_targets_use_the_current_network_against_the_behaviour_log_probs(
     buffer['log_prob'] += 1.0
     advantages, returns = learner.targets(buffer)
     assert not torch.allclose(returns, on_policy[1])
-    assert_close(advantages[-1], math.exp(-0.5) * (buffer['reward'][-1] + buffer['discount'][-1] * buffer['value'][-1] - buffer['value'][-2]))
+    assert_close(advantages[-1], math.exp(-0.5) * (buffer['reward'][-1] + buffer['discount'][-1] * values[-1] - values[-2]))
 
 
 def test_update_takes_sample_factorys_step_on_contiguous_trajectory_major_minibatches():
@@ -172,13 +212,14 @@ def test_update_takes_sample_factorys_step_on_contiguous_trajectory_major_miniba
     learner = make_learner([network], gae_lambda=0.8, num_batches_per_epoch=2, ppo_clip_ratio=0.2, ppo_clip_value=0.3,
                            value_loss_coeff=0.7, exploration_loss_coeff=0.05, learning_rate=1e-2, adam_eps=1e-5)  # fmt: skip
     buffer = acted_buffer(learner.network, steps=6, envs=2)
+    values = with_bootstrap(learner.network, buffer)  # before the update: the targets are computed first
     learner.update([buffer])
 
-    advantage = gae(buffer['reward'], buffer['discount'], buffer['value'], 0.8)
-    returns = advantage + buffer['value'][:-1]
+    advantage = gae(buffer['reward'], buffer['discount'], values, 0.8)
+    returns = advantage + buffer['value']
     flat = lambda x: x.transpose(0, 1).flatten(0, 1)  # noqa: E731  env 0's 6 steps, then env 1's
     samples = {'observation': flat(buffer['observation']), 'action': flat(buffer['action']), 'log_prob': flat(buffer['log_prob']),
-               'value': flat(buffer['value'][:-1]), 'advantage': flat(advantage), 'return': flat(returns)}  # fmt: skip
+               'value': flat(buffer['value']), 'advantage': flat(advantage), 'return': flat(returns)}  # fmt: skip
     optimizer = torch.optim.Adam(reference.parameters(), lr=1e-2, eps=1e-5)
     for indices in (torch.arange(0, 6), torch.arange(6, 12)):  # minibatch 0 is env 0's trajectory, 1 is env 1's
         mb = {name: value[indices] for name, value in samples.items()}
@@ -319,7 +360,7 @@ def test_actor_redraws_each_environments_policy_every_ten_episodes():
         for k in range(2):
             mask = buffer['policy'][:-1] == k
             output = policy_set.policies[k](buffer['observation'][mask])
-            assert_close(buffer['value'][:-1][mask], output.value)
+            assert_close(buffer['value'][mask], output.value)
             assert_close(buffer['logits'][mask], output.logits)
     assert buffer['time_out'].any()  # every 2 steps is a time limit
 

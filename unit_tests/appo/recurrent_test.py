@@ -109,10 +109,31 @@ def test_vtrace_targets_unroll_whole_rollouts_from_the_stored_first_state():
     with torch.no_grad():
         observations = torch.cat([buffer['observation'], buffer['last_observation'][None]])
         values = network.unroll(observations, buffer['core_state'][0], buffer['episode_start']).value
-    assert_close(values, buffer['value'])
+    assert_close(values[:-1], buffer['value'])
     expected = torch.zeros(16, 3)
     next_return = values[-1]
     for t in reversed(range(16)):
+        next_return = 1.0 + buffer['discount'][t] * next_return
+        expected[t] = next_return
+    assert_close(returns, expected)
+
+
+def test_gae_bootstraps_from_the_learners_core_stepped_from_the_stored_last_state():
+    """Sample Factory recomputes V(x_T) with the learner's network from the core state stored with the last
+    observation; the rollout carries no value of the actor for it."""
+    network = recurrent_network('lstm', seed=6)
+    learner = make_learner([network], gae_lambda=1.0, recurrence=16)
+    (buffer,) = collect(learner.network)[:1]
+    assert buffer['value'].shape == (16, 3) and (buffer['core_state'][-1] != 0).any()
+    with torch.no_grad():
+        stepped, _ = network.step(buffer['last_observation'], buffer['core_state'][-1])
+        from_zero, _ = network.step(buffer['last_observation'], torch.zeros_like(buffer['core_state'][-1]))
+    assert_close(learner.bootstrap_values(buffer), stepped.value)
+    assert not torch.allclose(stepped.value, from_zero.value)  # the stored state matters
+    advantages, returns = learner.targets({**buffer, 'reward': torch.ones(16, 3)})
+    expected = torch.zeros(16, 3)
+    next_return = stepped.value
+    for t in reversed(range(16)):  # lambda 1: discounted rewards plus the discounted bootstrap value
         next_return = 1.0 + buffer['discount'][t] * next_return
         expected[t] = next_return
     assert_close(returns, expected)
