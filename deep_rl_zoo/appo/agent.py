@@ -88,8 +88,10 @@ def kl_adaptive_learning_rate(learning_rate: float, kl: float, threshold: float,
 
 
 def linear_decay(learning_rate: float, sgd_step: int, total_sgd_steps: int) -> float:
-    """linear_decay: the learning rate of SGD step `sgd_step` (0-based), from `learning_rate` to 0 at the planned
-    last step, and 0 after it."""
+    """linear_decay: the learning rate of SGD step `sgd_step` (0-based), from `learning_rate` to 0 at SGD step
+    `total_sgd_steps` (`linear_decay_sgd_steps` plans it), and 0 after it. The step is the policy's SGD step count,
+    which checkpoints keep: a resumed run continues the line exactly where it stopped (Sample Factory's scheduler
+    counts from 0 again in every session)."""
     return learning_rate * max(1.0 - sgd_step / max(total_sgd_steps, 1), 0.0)
 
 
@@ -750,15 +752,28 @@ class AppoLearner:
         self.learner_steps = int(state['learner_steps'])
 
 
+def linear_decay_sgd_steps(values: dict[str, Any], total_updates: int) -> int:
+    """The SGD steps per policy over which linear_decay takes the learning rate to 0. With --train_for_env_steps,
+    Sample Factory's plan (`run_values` keeps it): train_for_env_steps // batch_size x num_epochs, with the budget
+    in frames per policy under summaries_use_frameskip, so an Atari run ends near (1 - 1/env_frameskip) x
+    learning_rate as Sample Factory's does. Without it the budget is --num_iterations x --num_train_steps (not a
+    Sample Factory setting) of `total_updates` updates, and the plan is all their SGD steps: the rate reaches 0 at
+    the end of the run."""
+    if values['sample_factory_lr_decay_sgd_steps'] > 0:
+        return values['sample_factory_lr_decay_sgd_steps']
+    return total_updates * values['num_epochs'] * values['num_batches_per_epoch']
+
+
 def build_learner(network: PolicySet, values: dict[str, Any], total_updates: int, device: torch.device) -> AppoLearner:
-    """An APPO learner from the run's values (`run_values`); `total_updates` plans linear_decay's SGD steps."""
+    """An APPO learner from the run's values (`run_values`); `total_updates`, the updates of the run's budget, plans
+    linear_decay's SGD steps when --train_for_env_steps does not (`linear_decay_sgd_steps`)."""
     network = network.to(device)
     trainers = [
         PolicyTrainer(
             policy,
             learning_rate=values['learning_rate'],
             lr_schedule=values['lr_schedule'],
-            total_sgd_steps=total_updates * values['num_epochs'] * values['num_batches_per_epoch'],
+            total_sgd_steps=linear_decay_sgd_steps(values, total_updates),
             lr_schedule_kl_threshold=values['lr_schedule_kl_threshold'],
             lr_adaptive_min=values['lr_adaptive_min'],
             lr_adaptive_max=values['lr_adaptive_max'],
@@ -894,6 +909,7 @@ def run_values(kind: str, values: dict[str, Any], explicit: frozenset[str] = fro
             f'(= {batch_samples}) must equal --num_workers x --num_envs_per_worker x --rollout (= {workers * rollout_samples})'
         )
     sgd_steps_per_update = values['num_epochs'] * values['num_batches_per_epoch']
+    budget = values['train_for_env_steps']  # Sample Factory's: frames per policy (0: --num_iterations x --num_train_steps)
     values.update(
         num_actors=workers,
         num_envs_per_actor=envs,
@@ -906,14 +922,21 @@ def run_values(kind: str, values: dict[str, Any], explicit: frozenset[str] = fro
         # its bound in updates, each num_epochs x num_batches_per_epoch SGD steps.
         sample_factory_max_policy_lag=values['max_policy_lag'],
         max_policy_lag=max(math.ceil(values['max_policy_lag'] / sgd_steps_per_update) - 1, 0),
+        # linear_decay's plan as Sample Factory makes it, in SGD steps per policy (0: the run's budget plans it)
+        sample_factory_lr_decay_sgd_steps=max(budget // values['batch_size'] * values['num_epochs'], 1) if budget > 0 else 0,
     )
-    if values['train_for_env_steps'] > 0:
-        frames_per_step = values['env_frameskip'] if kind == 'atari' and values['summaries_use_frameskip'] else 1
-        # Sample Factory's budget is per policy; the policies share the environments, so the run takes about N times it.
-        agent_steps = math.ceil(values['train_for_env_steps'] * num_policies / frames_per_step)
-        values['train_for_env_steps'] = agent_steps  # the experiment's budget counts agent steps of all policies
+    frames_per_step = values['env_frameskip'] if kind == 'atari' and values['summaries_use_frameskip'] else 1
+
+    def agent_steps(frames_per_policy: int) -> int:
+        """Sample Factory's env steps (frames per policy under summaries_use_frameskip) as the experiment counts env
+        steps: agent steps of all policies (they share the environments, so the run takes about N times the budget)."""
+        return math.ceil(frames_per_policy * num_policies / frames_per_step)
+
+    values['save_best_after'] = agent_steps(values['save_best_after'])
+    if budget > 0:
+        values['train_for_env_steps'] = agent_steps(budget)
         if 'num_iterations' not in explicit:
-            values['num_iterations'] = math.ceil(agent_steps / values['num_train_steps'])
+            values['num_iterations'] = math.ceil(values['train_for_env_steps'] / values['num_train_steps'])
     return values
 
 

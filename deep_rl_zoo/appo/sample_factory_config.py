@@ -87,7 +87,7 @@ SAMPLE_FACTORY_FLAGS: dict[str, Setting] = {
     'kl_loss_coeff': Setting('float', 'Weight of a KL(pi || pi_behaviour) penalty (0 disables).'),
     # the optimiser
     'learning_rate': Setting('float', 'Adam learning rate (the start value of the schedule).'),
-    'lr_schedule': Setting('str', 'Learning rate schedule.', choices=('constant', 'kl_adaptive_minibatch', 'kl_adaptive_epoch', 'linear_decay')),
+    'lr_schedule': Setting('str', 'Learning rate schedule; linear_decay plans train_for_env_steps // batch_size x num_epochs SGD steps per policy.', choices=('constant', 'kl_adaptive_minibatch', 'kl_adaptive_epoch', 'linear_decay')),
     'lr_schedule_kl_threshold': Setting('float', 'kl_adaptive_*: lr / 1.5 when mean KL > 2x this, lr x 1.5 when < 0.5x this.'),
     'lr_adaptive_min': Setting('float', 'kl_adaptive_*: lowest learning rate.'),
     'lr_adaptive_max': Setting('float', 'kl_adaptive_*: highest learning rate.'),
@@ -115,7 +115,7 @@ SAMPLE_FACTORY_FLAGS: dict[str, Setting] = {
     'keep_checkpoints': Setting('int', 'Most recent checkpoints kept.'),
     'save_milestones_sec': Setting('int', 'Seconds between milestone checkpoints kept forever (-1 never).'),
     'save_best_every_sec': Setting('int', 'Seconds between checks for a new best policy.'),
-    'save_best_after': Setting('int', 'Env steps before a best policy is saved (filters lucky early episodes).'),
+    'save_best_after': Setting('int', 'Env steps (per policy, like train_for_env_steps) before a best policy is saved (filters lucky early episodes).'),
 }
 
 UNSUPPORTED_VALUES: dict[str, Setting] = {

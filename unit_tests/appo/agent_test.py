@@ -3,6 +3,7 @@ recomputed in numpy / plain torch."""
 
 import copy
 import math
+import os
 
 import numpy as np
 import pytest
@@ -10,7 +11,9 @@ import torch
 from torch.testing import assert_close
 
 from deep_rl_zoo import checkpoint, gym_env
-from deep_rl_zoo.appo import agent
+from deep_rl_zoo.appo import agent, sample_factory_config
+
+CARD = os.path.join(os.path.dirname(sample_factory_config.__file__), 'configs', 'atari_amidar.json')
 
 GAMMA = 0.9
 
@@ -369,7 +372,7 @@ def test_run_values_translate_sample_factory_settings_and_refuse_what_does_not_f
     base = dict(use_rnn=False, num_policies=1, rollout=128, num_envs_per_worker=2, num_workers=16, batch_size=1024, num_batches_per_epoch=8,
                 num_epochs=4, recurrence=1, async_rl=True, num_batches_to_accumulate=2, max_policy_lag=1000, gamma=0.99,
                 train_for_env_steps=100_000_000, env_frameskip=4, env_framestack=4, summaries_use_frameskip=True,
-                num_train_steps=1_000_000, num_iterations=10, environment_name='atari_amidar')  # fmt: skip
+                num_train_steps=1_000_000, num_iterations=10, environment_name='atari_amidar', save_best_after=100_000)  # fmt: skip
     values = agent.run_values('atari', base)
     assert values['environment_name'] == 'Amidar' and values['environment_frame_skip'] == 4
     assert (values['num_actors'], values['num_envs_per_actor'], values['unroll_length'], values['discount']) == (16, 2, 128, 0.99)
@@ -386,3 +389,69 @@ def test_run_values_translate_sample_factory_settings_and_refuse_what_does_not_f
     assert agent.run_values('atari', {**base, 'async_rl': False, 'num_workers': 32})['batch_rollouts'] == 32
     with pytest.raises(ValueError, match='--use_rnn=true takes one policy here'):
         agent.run_values('atari', {**base, 'use_rnn': True, 'num_policies': 2})
+
+
+# --- Sample Factory's budget units: the linear_decay plan and save_best_after -------------------------------------------
+
+
+def card_run(**overrides):
+    """The model card's settings translated (`run_values`) for a run of 1M-step iterations, and the updates of its
+    budget as main_loop counts them."""
+    settings, _ = sample_factory_config.load_config(CARD)
+    settings = {**settings, 'environment_name': 'atari_amidar', 'num_train_steps': 1_000_000, 'num_iterations': 10, **overrides}
+    values = agent.run_values('atari', settings)
+    steps_per_update = values['batch_rollouts'] * values['num_envs_per_actor'] * values['unroll_length']
+    return values, math.ceil(values['num_train_steps'] / steps_per_update) * values['num_iterations']
+
+
+def learning_rates_seen(learner, buffer):
+    """The learning rate of every SGD step of one update."""
+    seen, trainer = [], learner.trainers[0]
+    loss = trainer.minibatch_loss  # called after the learning rate of the step is set
+    trainer.minibatch_loss = lambda mb: (seen.append(trainer.optimizer.param_groups[0]['lr']), loss(mb))[1]
+    learner.update([buffer])
+    trainer.minibatch_loss = loss
+    return seen
+
+
+def test_linear_decay_follows_sample_factorys_plan_of_the_card_and_resumes_from_the_sgd_step_count():
+    values, total_updates = card_run()
+    lr = values['learning_rate']
+    # train_for_env_steps = 1e8 frames per policy: 1e8 // 1024 x 4 epochs = 97,656 x 4 = 390,624 SGD steps planned.
+    networks = agent.PolicySet([small_network(seed=11), small_network(seed=12)])
+    learner = agent.build_learner(networks, values, total_updates, torch.device('cpu'))
+    assert [trainer.total_sgd_steps for trainer in learner.trainers] == [390_624, 390_624]
+    # Each policy plays 1e8 / 4 = 2.5e7 agent steps and trains 4 epochs on each 1,024 of them: 97,656 SGD steps (a
+    # quarter of the plan), so the rate ends at 0.75 x lr (the budget's own plan, 99,200 SGD steps, ended at 0.016 x lr).
+    learner.trainers[0].sgd_steps = 97_656
+    buffer = acted_buffer(learner.network)  # both environments play policy 0: 8 minibatches x 4 epochs = 32 SGD steps
+    seen = learning_rates_seen(learner, buffer)
+    assert seen[0] == pytest.approx(0.75 * lr, rel=1e-12)
+    assert seen == pytest.approx([lr * (1 - step / 390_624) for step in range(97_656, 97_688)], rel=1e-12)
+    assert agent.linear_decay(lr, 195_312, 390_624) == pytest.approx(0.5 * lr, rel=1e-12)
+    # A resumed learner continues from the saved SGD step count, exactly.
+    restored = agent.build_learner(agent.PolicySet([small_network(seed=13), small_network(seed=14)]), values, total_updates, torch.device('cpu'))
+    restored.load_state_dict(learner.state_dict())
+    assert restored.trainers[0].sgd_steps == 97_688
+    assert learning_rates_seen(restored, buffer) == learning_rates_seen(learner, buffer) == pytest.approx(
+        [lr * (1 - step / 390_624) for step in range(97_688, 97_720)], rel=1e-12
+    )
+    # Without --train_for_env_steps the budget is --num_iterations x --num_train_steps (no Sample Factory setting):
+    # the plan is all its SGD steps, so the rate reaches 0 at the end of the run (run_classic's and run_atari's runs).
+    values, total_updates = card_run(train_for_env_steps=0)
+    assert total_updates == 10 * math.ceil(1_000_000 / 16_384)  # updates of 2 x 8 x 1,024 samples
+    learner = agent.build_learner(networks, values, total_updates, torch.device('cpu'))
+    assert learner.trainers[0].total_sgd_steps == total_updates * 32
+
+
+def test_save_best_after_counts_frames_per_policy_like_train_for_env_steps():
+    # The card: 1e5 frames per policy, 4 frames per agent step, 2 policies: 1e5 x 2 / 4 = 50,000 agent steps of the
+    # run (the experiment counts agent steps of all policies), as train_for_env_steps 1e8 -> 5e7.
+    values, _ = card_run()
+    assert (values['save_best_after'], values['train_for_env_steps']) == (50_000, 50_000_000)
+    values, _ = card_run(num_policies=1)
+    assert (values['save_best_after'], values['train_for_env_steps']) == (25_000, 25_000_000)
+    values, _ = card_run(num_policies=1, summaries_use_frameskip=False)  # env steps are agent steps
+    assert (values['save_best_after'], values['train_for_env_steps']) == (100_000, 100_000_000)
+    values, _ = card_run(save_best_after=0)
+    assert values['save_best_after'] == 0

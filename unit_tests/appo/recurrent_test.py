@@ -143,7 +143,7 @@ def test_run_values_take_the_recurrent_settings_and_refuse_what_cannot_work():
     base = dict(use_rnn=True, num_policies=1, rollout=32, num_envs_per_worker=4, num_workers=2, batch_size=256, num_batches_per_epoch=1,
                 num_epochs=4, recurrence=-1, async_rl=True, num_batches_to_accumulate=2, max_policy_lag=100, gamma=0.99,
                 train_for_env_steps=0, actor_critic_share_weights=True, num_train_steps=1000, num_iterations=1,
-                environment_name='CartPole-v1')  # fmt: skip
+                environment_name='CartPole-v1', save_best_after=0)  # fmt: skip
     assert agent.effective_recurrence(base) == 32  # -1: the whole rollout with a core
     assert agent.effective_recurrence({**base, 'use_rnn': False}) == 1
     assert agent.run_values('classic', {**base, 'recurrence': 8})['batch_rollouts'] == 2
