@@ -846,11 +846,20 @@ def greedy_actor(network: PolicySet, device: torch.device = torch.device('cpu'))
 
 
 def apply_config(path: str, flag_values: Any, out: Any = sys.stdout, err: Any = sys.stderr) -> None:
-    """Sets the flags a Sample Factory config holds, except those given explicitly on the command line (they win).
-    Prints load_config's notes (the warning about unknown keys on stderr); raises ValueError in one line."""
+    """Sets the flags a Sample Factory config holds, except those given explicitly on the command line (they win);
+    `learning_rate` and `max_grad_norm`, where the config omits them, take Sample Factory's defaults (1e-4, 4.0: see
+    `sample_factory_config.SAMPLE_FACTORY_DEFAULTS`), not the run script's. Prints load_config's notes (the warning
+    about unknown keys on stderr); raises ValueError in one line."""
     from absl import flags as absl_flags
 
     config, notes = sample_factory_config.load_config(path)
+    omitted = {
+        name: value for name, value in sample_factory_config.SAMPLE_FACTORY_DEFAULTS.items() if name not in config and not flag_values[name].present
+    }
+    if omitted:
+        defaults = ', '.join(f'{name}={value:g}' for name, value in omitted.items())
+        notes.append(f"{path} omits {', '.join(omitted)}: Sample Factory's defaults apply ({defaults})")
+    config.update(omitted)
     elsewhere = []
     for name, value in config.items():
         if name not in flag_values:

@@ -118,6 +118,10 @@ SAMPLE_FACTORY_FLAGS: dict[str, Setting] = {
     'save_best_after': Setting('int', 'Env steps (per policy, like train_for_env_steps) before a best policy is saved (filters lucky early episodes).'),
 }
 
+# Sample Factory's defaults of the APPLIED keys whose flags are the core's (`flags.define_common`), so their defaults
+# are not Sample Factory's: a config that omits one of them runs with Sample Factory's value (`agent.apply_config`).
+SAMPLE_FACTORY_DEFAULTS: dict[str, float] = {'learning_rate': 1e-4, 'max_grad_norm': 4.0}
+
 UNSUPPORTED_VALUES: dict[str, Setting] = {
     'exploration_loss': Setting('str', 'Entropy bonus only (symmetric_kl is not offered).', choices=('entropy',)),
     'encoder_conv_architecture': Setting('str', "Nature DQN's conv encoder only (convnet_simple, convnet_impala, resnet_impala are not offered).", choices=('convnet_atari',)),

@@ -1,11 +1,14 @@
 """Tests of reading Sample Factory configurations (model cards) into APPO's flags."""
 
+import io
 import json
 import os
 import shutil
 
 import pytest
+from absl import flags as absl_flags
 
+from deep_rl_zoo.appo import agent
 from deep_rl_zoo.appo import sample_factory_config as sf_config
 
 SHIPPED = os.path.join(os.path.dirname(sf_config.__file__), 'configs', 'atari_amidar.json')
@@ -115,6 +118,32 @@ def test_not_applicable_keys_are_noted_with_their_reasons(tmp_path):
     assert '\n' not in notes[0]
     assert f"device ({sf_config.NOT_APPLICABLE['device']})" in notes[0]
     assert f"heartbeat_interval ({sf_config.NOT_APPLICABLE['heartbeat_interval']})" in notes[0]
+
+
+def run_script_flags(*argv):
+    """Flags as a run script defines them: learning_rate and max_grad_norm with the script's own defaults."""
+    values = absl_flags.FlagValues()
+    absl_flags.DEFINE_float('learning_rate', 5e-3, 'run_classic\'s default', flag_values=values)
+    absl_flags.DEFINE_float('max_grad_norm', 0.5, 'run_classic\'s default', flag_values=values)
+    absl_flags.DEFINE_float('gamma', 0.98, '', flag_values=values)
+    values(['run_script', *argv])
+    return values
+
+
+def test_a_config_that_omits_learning_rate_or_max_grad_norm_runs_with_sample_factorys_defaults(tmp_path):
+    values, out = run_script_flags(), io.StringIO()
+    path = _write(tmp_path, {'gamma': 0.9})
+    agent.apply_config(path, values, out=out, err=out)
+    assert (values.learning_rate, values.max_grad_norm, values.gamma) == (1e-4, 4.0, 0.9)
+    assert out.getvalue() == f"{path} omits learning_rate, max_grad_norm: Sample Factory's defaults apply (learning_rate=0.0001, max_grad_norm=4)\n"
+    # The config's own values, and then the command line, win over the defaults.
+    values, out = run_script_flags('--max_grad_norm=1.5'), io.StringIO()
+    agent.apply_config(_write(tmp_path, {'learning_rate': 3e-4}), values, out=out, err=out)
+    assert (values.learning_rate, values.max_grad_norm) == (3e-4, 1.5)
+    assert out.getvalue() == ''
+    values = run_script_flags()
+    agent.apply_config(SHIPPED, values, out=io.StringIO(), err=io.StringIO())
+    assert (values.learning_rate, values.max_grad_norm) == (0.0003033891184, 0.0)
 
 
 def test_a_misspelt_key_is_refused_naming_the_key_and_the_suggestion(tmp_path):
