@@ -941,7 +941,8 @@ def run_values(kind: str, values: dict[str, Any], explicit: frozenset[str] = fro
         steps: agent steps of all policies (they share the environments, so the run takes about N times the budget)."""
         return math.ceil(frames_per_policy * num_policies / frames_per_step)
 
-    values['save_best_after'] = agent_steps(values['save_best_after'])
+    if values.get('save_best_after'):  # optional, as it is to the experiment (experiment.RunSettings)
+        values['save_best_after'] = agent_steps(values['save_best_after'])
     if budget > 0:
         values['train_for_env_steps'] = agent_steps(budget)
         if 'num_iterations' not in explicit:
