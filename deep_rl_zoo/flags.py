@@ -635,9 +635,8 @@ def define_appo(*, atari: bool = False) -> None:
     flags.DEFINE_float('policy_init_gain', 1.0, 'Gain of the weight initialisation.', lower_bound=0.0)
     flags.DEFINE_bool('actor_critic_share_weights', True, 'Policy and value heads share one encoder (false: each has its own).')
     # checkpoints: save_every_sec, keep_checkpoints, save_best_metric, save_best_after, train_for_seconds and
-    # train_for_env_steps are define_common's (the experiment's); these two only keep the model card's values
-    flags.DEFINE_integer('save_milestones_sec', -1, 'Sample Factory: seconds between milestone checkpoints (here: every iteration is kept).', lower_bound=-1)
-    flags.DEFINE_integer('save_best_every_sec', 5, 'Sample Factory: seconds between checks for a new best policy.', lower_bound=1)
+    # train_for_env_steps are define_common's (the experiment's); a config's save_milestones_sec and save_best_every_sec
+    # are noted at load as not applicable (appo/sample_factory_config.py)
 
 
 @_record_new_flags

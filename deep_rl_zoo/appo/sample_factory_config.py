@@ -8,8 +8,9 @@ card is in exactly one of three tables:
   Sample Factory offers a fixed set of values (`choices`), we offer all of them.
 * `UNSUPPORTED_VALUES`: we accept only some of Sample Factory's values (`choices`); any other is refused with
   one line. Those with `flag=True` are our flags too; the others only have to hold one of the accepted values.
-* `NOT_APPLICABLE`: hardware and process tuning, logging cadence, or settings of action spaces APPO here does
-  not have: nothing that is learned here depends on them. Loading notes them, each with its reason.
+* `NOT_APPLICABLE`: hardware and process tuning, logging and checkpoint cadence, or settings of action spaces APPO
+  here does not have: nothing that is learned here depends on them. Loading notes them, one line each with its
+  reason.
 
 `load_config` reads such a file into flag values; `atari_environment_name` turns Sample Factory's Atari
 names (`atari_amidar`) into ours (`Amidar`).
@@ -113,8 +114,6 @@ SAMPLE_FACTORY_FLAGS: dict[str, Setting] = {
     # checkpoints
     'save_every_sec': Setting('int', 'Seconds between checkpoints.'),
     'keep_checkpoints': Setting('int', 'Most recent checkpoints kept.'),
-    'save_milestones_sec': Setting('int', 'Seconds between milestone checkpoints kept forever (-1 never).'),
-    'save_best_every_sec': Setting('int', 'Seconds between checks for a new best policy.'),
     'save_best_after': Setting('int', 'Env steps (per policy, like train_for_env_steps) before a best policy is saved (filters lucky early episodes).'),
 }
 
@@ -157,6 +156,8 @@ NOT_APPLICABLE: dict[str, str] = {
     'adaptive_stddev': 'continuous actions only; APPO here has discrete actions',
     'continuous_tanh_scale': 'continuous actions only; APPO here has discrete actions',
     'initial_stddev': 'continuous actions only; APPO here has discrete actions',
+    'save_milestones_sec': 'a milestone checkpoint here ends each iteration (--num_train_steps), kept unless --nokeep_milestones',
+    'save_best_every_sec': 'the best checkpoint is checked at the end of each iteration (--save_best_metric, --save_best_after)',
 }
 
 # Sample Factory keys outside the model card's settings (command line, experiment bookkeeping, evaluation, PBT,
@@ -213,8 +214,9 @@ def load_config(path: str) -> tuple[dict[str, Any], list[str]]:
     Returns (flags, notes): `flags` maps our flag names (Sample Factory's names) to values for every
     `SAMPLE_FACTORY_FLAGS` key and every `UNSUPPORTED_VALUES` key with `flag=True` present in the file; lists
     stay lists and integers given for float settings become floats. Keys missing from the file are left to
-    the flags' defaults. `notes` holds at most two lines: the `NOT_APPLICABLE` keys found, each with its
-    reason, and one warning listing every key that is not a setting we know (never dropped silently).
+    the flags' defaults. `notes` are the lines to print: the number of `NOT_APPLICABLE` keys found, then one line
+    for each with its reason, and one warning listing every key that is not a setting we know (never dropped
+    silently).
 
     Raises ValueError naming the file, in one line, when the file cannot be read, is not a JSON object, has an
     unknown key that looks like a misspelt setting (`did you mean ...?`), a value of the wrong type, or a
@@ -244,7 +246,7 @@ def load_config(path: str) -> tuple[dict[str, Any], list[str]]:
     not_applicable: list[str] = []
     for key, value in config.items():
         if key in NOT_APPLICABLE:
-            not_applicable.append(f'{key} ({NOT_APPLICABLE[key]})')
+            not_applicable.append(key)
             continue
         if key not in KNOWN_KEYS:
             continue
@@ -263,7 +265,8 @@ def load_config(path: str) -> tuple[dict[str, Any], list[str]]:
 
     notes: list[str] = []
     if not_applicable:
-        notes.append(f'{path}: ignored {len(not_applicable)} settings that change nothing learned here: ' + '; '.join(not_applicable))
+        notes.append(f'{path}: ignored {len(not_applicable)} settings that change nothing learned here:')
+        notes += [f'  {key}: {NOT_APPLICABLE[key]}' for key in not_applicable]
     if unknown:
         notes.append(f'warning: {path}: ignored {len(unknown)} keys that are not Sample Factory settings known here: ' + ', '.join(unknown))
     return flags, notes

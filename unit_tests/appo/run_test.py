@@ -96,7 +96,9 @@ def test_the_model_cards_config_runs_a_short_pong_job_with_command_line_override
         '--num_envs_per_worker=2', '--rollout=8', '--batch_size=16', '--num_batches_per_epoch=2', '--num_iterations=1',
         '--num_train_steps=64', '--num_eval_steps=20', '--nouse_tensorboard', timeout=240,
     )  # fmt: skip
-    assert 'ignored 21 settings that change nothing learned here: device (' in proc.stdout  # the card's hardware keys, noted
+    # the card's hardware keys and checkpoint timers, noted one per line
+    assert f'{CARD}: ignored 23 settings that change nothing learned here:\n  device: ' in proc.stdout
+    assert '\n  save_milestones_sec: ' in proc.stdout and '\n  save_best_every_sec: ' in proc.stdout
     assert 'warning' not in proc.stderr  # the card has no unknown key
     rows = read_csv(os.path.join(checkpoint_dir, 'APPO_Pong_results.csv'))
     # The card's 2 policies: a batch is 2 x 16 x 2 = 64 samples = 4 rollouts of 2 envs x 8 steps: 64 steps, 1 update.

@@ -102,7 +102,10 @@ def test_loading_the_shipped_config_gives_its_values():
     flag_keys = set(sf_config.SAMPLE_FACTORY_FLAGS) | {k for k, s in sf_config.UNSUPPORTED_VALUES.items() if s.flag}
     assert set(flags) == flag_keys
     assert 'optimizer' not in flags and 'device' not in flags
-    assert len(notes) == 1  # the not-applicable keys; no unknown keys in the card
+    # the not-applicable keys, one line each (no unknown keys in the card)
+    ignored = [key for key in _card() if key in sf_config.NOT_APPLICABLE]
+    assert len(ignored) == 23
+    assert notes == [f'{SHIPPED}: ignored 23 settings that change nothing learned here:'] + [f'  {key}: {sf_config.NOT_APPLICABLE[key]}' for key in ignored]
 
 
 def test_integers_given_for_float_settings_become_floats(tmp_path):
@@ -111,13 +114,28 @@ def test_integers_given_for_float_settings_become_floats(tmp_path):
     assert type(flags['reward_scale']) is float and type(flags['rollout']) is int
 
 
-def test_not_applicable_keys_are_noted_with_their_reasons(tmp_path):
-    flags, notes = sf_config.load_config(_write(tmp_path, {'device': 'gpu', 'heartbeat_interval': 10, 'gamma': 0.9}))
+def test_not_applicable_keys_are_noted_with_their_reasons_one_per_line(tmp_path):
+    path = _write(tmp_path, {'device': 'gpu', 'heartbeat_interval': 10, 'gamma': 0.9})
+    flags, notes = sf_config.load_config(path)
     assert flags == {'gamma': 0.9}
-    assert len(notes) == 1
-    assert '\n' not in notes[0]
-    assert f"device ({sf_config.NOT_APPLICABLE['device']})" in notes[0]
-    assert f"heartbeat_interval ({sf_config.NOT_APPLICABLE['heartbeat_interval']})" in notes[0]
+    assert notes == [
+        f'{path}: ignored 2 settings that change nothing learned here:',
+        f"  device: {sf_config.NOT_APPLICABLE['device']}",
+        f"  heartbeat_interval: {sf_config.NOT_APPLICABLE['heartbeat_interval']}",
+    ]
+
+
+def test_checkpoint_cadence_by_time_is_noted_as_ignored_not_taken_as_a_flag(tmp_path):
+    """Milestones here end iterations and the best checkpoint is checked after each: Sample Factory's timers for
+    them are noted at load, not accepted as flags that nothing reads."""
+    path = _write(tmp_path, {'save_milestones_sec': 1200, 'save_best_every_sec': 5, 'save_every_sec': 120})
+    flags, notes = sf_config.load_config(path)
+    assert flags == {'save_every_sec': 120}
+    assert notes == [
+        f'{path}: ignored 2 settings that change nothing learned here:',
+        '  save_milestones_sec: a milestone checkpoint here ends each iteration (--num_train_steps), kept unless --nokeep_milestones',
+        '  save_best_every_sec: the best checkpoint is checked at the end of each iteration (--save_best_metric, --save_best_after)',
+    ]
 
 
 def run_script_flags(*argv):
