@@ -140,6 +140,7 @@ def define_eval(environment_name: str, *, epsilon_greedy: bool = False) -> None:
     flags.DEFINE_bool('push_to_hub', False, 'Then write a model folder (model card, checkpoint, config, video) and upload it to --hf_repository with huggingface_hub.')
     flags.DEFINE_string('hf_repository', '', 'With --push_to_hub: the Hugging Face Hub model repository, USER/NAME.')
     flags.DEFINE_string('hub_folder', '', 'With --push_to_hub: where the model folder is written (default hub/<NAME>); it stays after the upload.')
+    flags.DEFINE_bool('hub_upload', True, 'With --push_to_hub: upload the folder; --nohub_upload only writes it and prints the command that uploads it later (offline machines).')
 
 
 def set_defaults(**defaults: Any) -> None:

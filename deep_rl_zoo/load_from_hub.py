@@ -33,19 +33,24 @@ def download(repository: str, revision: Optional[str] = None) -> str:
         ) from None
 
 
-def install(folder: str, checkpoint_dir: str) -> dict:
+def install(folder: str, checkpoint_dir: str, force: bool = False) -> dict:
     """Copies the checkpoint of the model folder `folder` into `checkpoint_dir` (checked first: it must load as a
     Deep RL Zoo checkpoint of the agent and environment its card names) with its config beside it; returns the
-    folder's config with `checkpoint_path` added."""
+    folder's config with `checkpoint_path` added. A checkpoint or config already there is replaced only with `force`
+    (it may be the user's own training)."""
     config = model_card.read_model_folder(folder)
     source = os.path.join(folder, config['checkpoint_file'])
     checkpoint.load_checkpoint(source, agent_name=config['agent_name'], environment_name=config['environment_name'])
-    os.makedirs(checkpoint_dir, exist_ok=True)
     target = os.path.join(checkpoint_dir, config['checkpoint_file'])
+    stem = os.path.splitext(config['checkpoint_file'])[0]
+    target_config = os.path.join(checkpoint_dir, f'{stem}.{model_card.CONFIG_FILE}')
+    existing = [path for path in (target, target_config) if os.path.exists(path)]
+    if existing and not force:
+        raise model_card.HubError(f'{existing[0]} exists; pass --force to replace it, or another --checkpoint_dir')
+    os.makedirs(checkpoint_dir, exist_ok=True)
     shutil.copy2(source, target + '.part')
     os.replace(target + '.part', target)
-    stem = os.path.splitext(config['checkpoint_file'])[0]
-    shutil.copy2(os.path.join(folder, model_card.CONFIG_FILE), os.path.join(checkpoint_dir, f'{stem}.{model_card.CONFIG_FILE}'))
+    shutil.copy2(os.path.join(folder, model_card.CONFIG_FILE), target_config)
     return {**config, 'checkpoint_path': target}
 
 
@@ -54,9 +59,10 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument('-r', '--repository', required=True, help='USER/NAME on the Hugging Face Hub, or a local model folder')
     parser.add_argument('--checkpoint_dir', default='checkpoints', help='where the checkpoint goes (default: checkpoints)')
     parser.add_argument('--revision', default=None, help='a branch, tag or commit of the hub repository')
+    parser.add_argument('--force', action='store_true', help='replace a checkpoint of the same name in --checkpoint_dir')
     args = parser.parse_args(argv)
     try:
-        config = install(download(args.repository, args.revision), args.checkpoint_dir)
+        config = install(download(args.repository, args.revision), args.checkpoint_dir, args.force)
     except (model_card.HubError, checkpoint.CheckpointError) as error:
         print(f'error: {error}', file=sys.stderr)
         return 1

@@ -510,6 +510,9 @@ def _publish(values: dict[str, Any], loaded: dict[str, Any], returns: list[float
         folder, repository_id=repository, package=package, loaded=loaded, checkpoint_path=values['load_checkpoint_file'], returns=returns, video_path=video
     )
     print(f'model folder: {folder} (model card, checkpoint, config{", video" if video else ""})')
+    if not values['hub_upload']:
+        print(f'not uploaded (--nohub_upload); upload it with `{model_card.upload_command(repository, folder)}`')
+        return
     print(f'pushed to {model_card.push_folder(folder, repository)}')
 
 

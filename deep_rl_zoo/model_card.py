@@ -210,9 +210,14 @@ def push_folder(folder: str, repository_id: str) -> str:
         first_line = str(error).strip().splitlines()[0] if str(error).strip() else ''
         raise HubError(
             f'could not push {folder} to the Hugging Face Hub repository {repository_id} ({type(error).__name__}: {first_line}); '
-            f'the folder is complete: push it later with `hf upload {repository_id} {folder}`'
+            f'the folder is complete: push it later with `{upload_command(repository_id, folder)}`'
         ) from None
     return str(url)
+
+
+def upload_command(repository_id: str, folder: str) -> str:
+    """The command line (huggingface_hub's `hf` CLI) that uploads a model folder later."""
+    return f'hf upload {repository_id} {folder}'
 
 
 def check_repository_id(repository_id: str, flag: str = '--hf_repository', alternative: str = '') -> None:

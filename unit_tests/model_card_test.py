@@ -85,6 +85,18 @@ def test_load_from_hub_installs_a_local_folder_into_the_checkpoints_directory(fo
     assert sorted(os.listdir(checkpoints)) == ['PPO_CartPole-v1.ckpt', 'PPO_CartPole-v1.config.json']
 
 
+def test_load_from_hub_refuses_to_replace_a_checkpoint_without_force(folder, tmp_path, capsys):
+    checkpoints = tmp_path / 'checkpoints'
+    checkpoints.mkdir()
+    own = checkpoints / 'PPO_CartPole-v1.ckpt'
+    own.write_bytes(b'the user own training')
+    assert load_from_hub.main(['-r', folder, '--checkpoint_dir', str(checkpoints)]) == 1
+    assert capsys.readouterr().err.strip().splitlines() == [f'error: {own} exists; pass --force to replace it, or another --checkpoint_dir']
+    assert own.read_bytes() == b'the user own training' and sorted(os.listdir(checkpoints)) == ['PPO_CartPole-v1.ckpt']
+    assert load_from_hub.main(['-r', folder, '--checkpoint_dir', str(checkpoints), '--force']) == 0
+    assert checkpoint.load_checkpoint(str(own), agent_name='PPO')['environment_name'] == 'CartPole-v1'
+
+
 def test_broken_folders_and_an_unreachable_hub_are_one_line(folder, tmp_path, capsys):
     def error_of(*argv):
         assert load_from_hub.main(list(argv) + ['--checkpoint_dir', str(tmp_path / 'out')]) == 1
@@ -131,6 +143,15 @@ def test_eval_agent_writes_the_model_folder_and_a_model_loaded_back_evaluates_to
     proc = run_module('deep_rl_zoo.ppo.eval_agent', '--load_checkpoint_file=downloaded/PPO_CartPole-v1.ckpt', *common, cwd=str(tmp_path))
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert RETURN_LINE.search(proc.stdout).groups() == (episodes, mean, std)
+
+    offline = tmp_path / 'hub' / 'offline'
+    proc = run_module(
+        'deep_rl_zoo.ppo.eval_agent', f'--load_checkpoint_file={SHIPPED}', '--num_eval_episodes=1', '--push_to_hub', '--nohub_upload',
+        '--hf_repository=someone/ppo-cartpole', f'--hub_folder={offline}', cwd=str(tmp_path),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert f'not uploaded (--nohub_upload); upload it with `hf upload someone/ppo-cartpole {offline}`' in proc.stdout
+    assert model_card.read_model_folder(str(offline))['evaluation']['episodes'] == 1
 
     bad = run_module('deep_rl_zoo.ppo.eval_agent', f'--load_checkpoint_file={SHIPPED}', '--push_to_hub', cwd=str(tmp_path))
     assert bad.returncode == 1 and stderr_lines(bad)[-1] == "error: --hf_repository='' must be USER/NAME (a Hugging Face Hub model repository)"
