@@ -446,10 +446,10 @@ class Experiment:
             )
         elif total_steps == 0:
             print(f'Nothing to train: iterations {self.first_iteration}..{settings.num_iterations - 1} of {settings.num_train_steps} steps each')
-        self.progress = trackers.ConsoleProgress(total_steps, frames_per_step, stream=sys.stdout) if settings.progress and total_steps > 0 else None
+        # The progress line counts the whole run (7,680/10,000,000 after a resume), its rate and ETA this session's steps.
+        self.progress = trackers.ConsoleProgress(self.env_steps + total_steps, frames_per_step, stream=sys.stdout) if settings.progress and total_steps > 0 else None
         self._start_time = time.monotonic()
         self._last_save_time = self._start_time
-        self._progress_origin = self.env_steps
         self._last_screenshot = self.env_steps
 
     # --- start-up
@@ -640,7 +640,7 @@ class Experiment:
             self._last_screenshot = self.env_steps
             self.train_logger.write_screenshot(self.env_steps, observation[0])
         if self.progress is not None:
-            self.progress.update(self.env_steps - self._progress_origin, self.train_logger.recent_returns())
+            self.progress.update(self.env_steps, self.train_logger.recent_returns())
 
     def periodic_save_due(self) -> bool:
         return self.settings.save_every_sec > 0 and time.monotonic() - self._last_save_time >= self.settings.save_every_sec
@@ -766,7 +766,7 @@ class Experiment:
         self.results.append(row)
         self._keep_if_best(row, state, learner_steps)
         if self.progress is not None:
-            self.progress.update(self.env_steps - self._progress_origin, self.train_logger.recent_returns(), force=True)
+            self.progress.update(self.env_steps, self.train_logger.recent_returns(), force=True)
         self.say(
             f'iteration {iteration}: env steps {self.env_steps}, train return {row["train_episode_return"]:.2f}, '
             f'eval return {row["eval_episode_return"]:.2f}, checkpoint {path}'

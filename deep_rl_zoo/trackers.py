@@ -303,7 +303,8 @@ def _format_duration(seconds: float) -> str:
 
 
 class ConsoleProgress:
-    """A live one-line progress report: env steps / total, frames/s, recent return, time left (ETA).
+    """A live one-line progress report: env steps / total, steps/s (and frames/s with a frame skip), recent return,
+    time left (ETA). Counts are the run's own, a resumed run's included: `update` gets the env steps done so far.
 
     Prints with '\\r' when stdout is a tty, otherwise a plain line at most every `interval_seconds`.
     Rates are averaged from the first `update` call, so the ETA is steady and right after a resume.
@@ -340,13 +341,16 @@ class ConsoleProgress:
         step_rate = (env_steps - start_steps) / elapsed if elapsed > 0 and env_steps > start_steps else None
         percent = 100.0 * env_steps / self.total_env_steps
         if step_rate is None:
-            frame_rate_text, eta_text = "n/a frames/s", "ETA n/a"
+            rate_text = "n/a steps/s" + (", n/a frames/s" if self.frames_per_step > 1 else "")
+            eta_text = "ETA n/a"
         else:
-            frame_rate_text = f"{step_rate * self.frames_per_step:,.0f} frames/s"
+            rate_text = f"{step_rate:,.0f} steps/s"
+            if self.frames_per_step > 1:  # Atari: agent steps and emulator frames (frame skip)
+                rate_text += f", {step_rate * self.frames_per_step:,.0f} frames/s"
             eta_text = f"ETA {_format_duration(max(self.total_env_steps - env_steps, 0) / step_rate)}"
         return_text = "n/a" if math.isnan(recent_return) else f"{recent_return:.2f}"
         return (
-            f"env steps {env_steps:,}/{self.total_env_steps:,} ({percent:.1f}%) | {frame_rate_text} | "
+            f"env steps {env_steps:,}/{self.total_env_steps:,} ({percent:.1f}%) | {rate_text} | "
             f"return {return_text} | {eta_text}"
         )
 

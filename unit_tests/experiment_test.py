@@ -503,6 +503,18 @@ def test_iteration_lines_start_on_their_own_line_after_the_live_progress_line(tm
     assert not any(line.startswith('\r') and 'iteration 0' in line for line in text.split('\n'))
 
 
+def test_a_resumed_run_shows_the_whole_run_s_counts_on_its_progress_line(tmp_path, capsys):
+    run = Experiment(settings(tmp_path, num_iterations=3), VECTOR_ENV)
+    run_iteration(run)
+    run.close()
+    capsys.readouterr()
+    again = Experiment(settings(tmp_path, num_iterations=3, progress=True), VECTOR_ENV)
+    next(again.iterations)
+    again.record_train_step(1, [], OBSERVATION)  # the first update prints at once
+    again.close()
+    assert 'env steps 11/30 (36.7%) | n/a steps/s | return n/a | ETA n/a' in capsys.readouterr().out
+
+
 def test_running_a_finished_experiment_again_says_how_to_train_on(tmp_path, capsys):
     run = Experiment(settings(tmp_path, num_iterations=1), VECTOR_ENV)
     run_iteration(run)

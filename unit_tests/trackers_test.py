@@ -215,9 +215,9 @@ def test_console_progress_plain_lines_at_interval():
     progress.update(12_000, 13.0, force=True)
     progress.close()
     assert out.getvalue().splitlines() == [
-        "env steps 0/1,000,000 (0.0%) | n/a frames/s | return n/a | ETA n/a",
-        "env steps 10,000/1,000,000 (1.0%) | 4,000 frames/s | return 12.50 | ETA 0:16:30",
-        "env steps 12,000/1,000,000 (1.2%) | 4,000 frames/s | return 13.00 | ETA 0:16:28",
+        "env steps 0/1,000,000 (0.0%) | n/a steps/s, n/a frames/s | return n/a | ETA n/a",
+        "env steps 10,000/1,000,000 (1.0%) | 1,000 steps/s, 4,000 frames/s | return 12.50 | ETA 0:16:30",
+        "env steps 12,000/1,000,000 (1.2%) | 1,000 steps/s, 4,000 frames/s | return 13.00 | ETA 0:16:28",
     ]
 
 
@@ -228,7 +228,7 @@ def test_console_progress_eta_from_rate_since_first_update():
     clock.now = 150.0
     progress.update(2_100_000, 5.0)
     assert out.getvalue().splitlines()[-1] == (
-        "env steps 2,100,000/10,000,000 (21.0%) | 1,000 frames/s | return 5.00 | ETA 2:11:40"
+        "env steps 2,100,000/10,000,000 (21.0%) | 1,000 steps/s | return 5.00 | ETA 2:11:40"
     )
 
 
@@ -241,8 +241,8 @@ def test_console_progress_redraws_one_line_on_a_terminal():
     clock.now = 1.0
     progress.update(100, 2.0)
     progress.close()
-    first = "env steps 0/1,000 (0.0%) | n/a frames/s | return n/a | ETA n/a"
-    second = "env steps 100/1,000 (10.0%) | 100 frames/s | return 2.00 | ETA 0:00:09"
+    first = "env steps 0/1,000 (0.0%) | n/a steps/s | return n/a | ETA n/a"
+    second = "env steps 100/1,000 (10.0%) | 100 steps/s | return 2.00 | ETA 0:00:09"
     assert terminal.getvalue() == "\r" + first + "\r" + second.ljust(len(first)) + "\n"
 
 
