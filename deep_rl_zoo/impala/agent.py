@@ -10,14 +10,16 @@ each batch of `batch_rollouts` rollouts the learner
 2. computes the V-trace targets v_s and advantages (section 4.1, eq. 1; `deep_rl_zoo.vtrace`) from the importance
    ratios rho_s = pi(a_s|x_s) / mu(a_s|x_s), clipped at rho-bar (TD errors), c-bar (traces) and rho-bar_pg
    (policy gradient);
-3. takes one gradient step on the loss of section 4.2, averaged over the T x B samples,
+3. takes one gradient step on the loss of section 4.2, summed over the T x B samples,
 
        L = -min(rho-bar_pg, rho_s) (r_s + gamma v_{s+1} - V(x_s)) log pi(a_s|x_s)      (policy gradient)
            + c_v 0.5 (v_s - V(x_s))^2                                                 (value regression to v_s)
            - c_e H[pi(.|x_s)]                                                          (entropy bonus)
 
    with the global gradient norm clipped and RMSProp (as in the paper) or Adam, the learning rate decayed linearly
-   to 0 over the run.
+   to 0 over the run. The sum is the paper's reduction (its scalable_agent sums all three terms, as TorchBeast
+   does): the paper's learning rate, RMSProp epsilon and gradient clip 40 were tuned for it, and a mean would make
+   every gradient T x B times smaller: the clip would never act and epsilon would dominate the denominator.
 
 Networks: the paper's shallow Nature CNN torso or its deep residual torso (`--torso=impala_resnet`) with policy and
 value heads on top for Atari; tanh MLPs for vector observations. A time-limit truncation is bootstrapped by the
@@ -101,7 +103,8 @@ class ImpalaLearner(OneOptimizerLearner):
         return logits[:num_steps], values[:num_steps], values[num_steps]
 
     def loss(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-        """The mean loss over the T x B samples of `batch` (steps 1-3 of the module docstring) and its parts."""
+        """The loss summed over the T x B samples of `batch` (steps 1-3 of the module docstring), and its parts as
+        means per sample (so the logs read the same at any batch size)."""
         logits, values, bootstrap_value = self.evaluate(batch)
         distribution = torch.distributions.Categorical(logits=logits, validate_args=False)
         log_prob = distribution.log_prob(batch['action'])
@@ -109,15 +112,16 @@ class ImpalaLearner(OneOptimizerLearner):
         targets = vtrace.vtrace(
             log_rhos, batch['discount'], batch['reward'], values.detach(), bootstrap_value.detach(), **self.clip_thresholds, lambda_=self.vtrace_lambda
         )
-        policy_loss = -(targets.pg_advantages * log_prob).mean()
-        value_loss = (0.5 * (targets.vs - values) ** 2).mean()
-        entropy = distribution.entropy().mean()
+        policy_loss = -(targets.pg_advantages * log_prob).sum()
+        value_loss = 0.5 * ((targets.vs - values) ** 2).sum()
+        entropy = distribution.entropy().sum()
         loss = policy_loss + self.value_coef * value_loss - self.entropy_coef * entropy
+        num_samples = log_prob.numel()
         rhos = log_rhos.exp()
         statistics = {
-            'policy_loss': policy_loss.detach(),
-            'value_loss': value_loss.detach(),
-            'entropy': entropy.detach(),
+            'policy_loss': policy_loss.detach() / num_samples,
+            'value_loss': value_loss.detach() / num_samples,
+            'entropy': entropy.detach() / num_samples,
             'importance_weight_mean': rhos.mean(),
             'importance_weight_clipped_fraction': (rhos > (self.clip_thresholds['clip_rho_threshold'] or float('inf'))).float().mean(),
         }

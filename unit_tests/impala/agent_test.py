@@ -1,5 +1,6 @@
 """IMPALA's learner: its loss against V-trace worked out independently (on-policy, where V-trace is the n-step return,
-and off-policy with every ratio 1/2 or 2), one update, state round trip, and the network choice."""
+and off-policy with every ratio 1/2 or 2), the loss summed over T x B and one RMSProp update against a numpy
+reference, state round trip, and the network choice."""
 
 import math
 import types
@@ -12,7 +13,7 @@ from torch.testing import assert_close
 
 from deep_rl_zoo import multistep
 from deep_rl_zoo.impala import agent
-from deep_rl_zoo.networks.policy import mlp_actor_critic
+from deep_rl_zoo.networks.policy import CategoricalActorCriticOutput, mlp_actor_critic
 from deep_rl_zoo.rollouts import policy_distribution
 
 T, B, OBSERVATION_SIZE = 4, 2, 3
@@ -119,8 +120,127 @@ def test_off_policy_ratios_are_pi_over_mu_and_clipped_at_rho_bar():
 def test_entropy_bonus_and_value_weight_enter_the_loss():
     network, batch = make_batch(seed=2)
     loss, statistics = make_learner(network, entropy_coef=0.1, value_coef=0.5).loss(batch)
-    expected = statistics['policy_loss'] + 0.5 * statistics['value_loss'] - 0.1 * statistics['entropy']
-    assert_close(loss.detach(), expected)
+    per_sample = statistics['policy_loss'] + 0.5 * statistics['value_loss'] - 0.1 * statistics['entropy']
+    assert_close(loss.detach(), T * B * per_sample)  # the loss is summed, the logged parts are per sample
+
+
+class TabularActorCritic(torch.nn.Module):
+    """logits = W[state], V = v[state] for one-hot observations of states, in float64: gradients by hand."""
+
+    def __init__(self, logits, values):
+        super().__init__()
+        self.logits = torch.nn.Parameter(torch.tensor(logits, dtype=torch.float64))
+        self.values = torch.nn.Parameter(torch.tensor(values, dtype=torch.float64))
+
+    def forward(self, observation):
+        return CategoricalActorCriticOutput(observation @ self.logits, observation @ self.values)
+
+
+# A fixed batch of T = 3 steps from B = 2 environments on 3 states and 2 actions; column 1 ends an episode after
+# step 0. mu gave the taken actions the probabilities BEHAVIOUR, so the ratios pi/mu straddle the clips at 1.
+TABLE_LOGITS = [[0.3, -0.2], [-1.0, 0.5], [0.0, 0.8]]
+TABLE_VALUES = [0.4, -0.3, 1.2]
+STATES = np.array([[0, 1], [1, 2], [2, 0]])
+LAST_STATES = np.array([1, 2])
+ACTIONS = np.array([[0, 1], [1, 1], [0, 0]])
+BEHAVIOUR = np.array([[0.9, 0.4], [0.5, 0.2], [0.3, 0.6]])
+REWARDS = np.array([[1.0, -0.5], [0.0, 2.0], [0.5, 1.5]])
+DISCOUNTS = np.array([[0.9, 0.0], [0.9, 0.9], [0.9, 0.9]])
+ENTROPY_COEF, VALUE_COEF = 0.01, 0.5
+
+
+def tabular_batch(copies=1):
+    """The fixed batch, its B columns repeated `copies` times (the same samples more often)."""
+    one_hot = np.eye(3)
+    batch = {
+        'observation': one_hot[STATES],
+        'last_observation': one_hot[LAST_STATES],
+        'action': ACTIONS,
+        'log_prob': np.log(BEHAVIOUR),
+        'reward': REWARDS,
+        'discount': DISCOUNTS,
+    }
+    return {name: torch.from_numpy(np.concatenate([value] * copies, axis=0 if name == 'last_observation' else 1)) for name, value in batch.items()}
+
+
+def summed_loss_reference():
+    """The loss of section 4.2 summed over the T x B samples, as scalable_agent reduces it, and its gradient with
+    respect to the table, worked out in numpy: V-trace written as its recursion with rho-bar = c-bar = 1."""
+    logits, table_values = np.array(TABLE_LOGITS), np.array(TABLE_VALUES)
+    pi = np.exp(logits) / np.exp(logits).sum(-1, keepdims=True)
+    log_pi = np.log(pi)
+    values, bootstrap = table_values[STATES], table_values[LAST_STATES]
+    log_pi_taken = np.take_along_axis(log_pi[STATES], ACTIONS[..., None], -1)[..., 0]
+    rho = np.minimum(1.0, np.exp(log_pi_taken) / BEHAVIOUR)  # rho-bar = c-bar = rho-bar_pg = 1
+    vs = np.zeros((3, 2))
+    next_vs, next_value = bootstrap, bootstrap
+    for s in reversed(range(3)):
+        delta = REWARDS[s] + DISCOUNTS[s] * next_value - values[s]
+        vs[s] = values[s] + rho[s] * delta + DISCOUNTS[s] * rho[s] * (next_vs - next_value)
+        next_vs, next_value = vs[s], values[s]
+    next_vs = np.concatenate([vs[1:], bootstrap[None]])
+    pg_advantage = rho * (REWARDS + DISCOUNTS * next_vs - values)
+    entropy = -(pi * log_pi).sum(-1)  # per state
+    loss = -(pg_advantage * log_pi_taken).sum() + VALUE_COEF * 0.5 * ((vs - values) ** 2).sum() - ENTROPY_COEF * entropy[STATES].sum()
+
+    logits_grad, values_grad = np.zeros((3, 2)), np.zeros(3)
+    for s in range(3):
+        for b in range(2):
+            state, action = STATES[s, b], ACTIONS[s, b]
+            values_grad[state] -= VALUE_COEF * (vs[s, b] - values[s, b])
+            logits_grad[state] -= pg_advantage[s, b] * (np.eye(2)[action] - pi[state])  # d log pi(a) / d logits
+            logits_grad[state] += ENTROPY_COEF * pi[state] * (log_pi[state] + entropy[state])  # d(-H) / d logits
+    return loss, logits_grad, values_grad
+
+
+def tabular_learner(**overrides):
+    settings = dict(learning_rate=0.05, entropy_coef=ENTROPY_COEF, value_coef=VALUE_COEF, max_grad_norm=0.0, total_updates=10,
+                    anneal_learning_rate=False, optimizer='rmsprop', rmsprop_alpha=0.99, optimizer_eps=0.01)
+    settings.update(overrides)
+    return agent.ImpalaLearner(TabularActorCritic(TABLE_LOGITS, TABLE_VALUES), **settings)
+
+
+def test_loss_and_gradient_are_the_sum_over_the_samples_as_in_scalable_agent():
+    learner = tabular_learner()
+    loss, statistics = learner.loss(tabular_batch())
+    loss.backward()
+    expected_loss, logits_grad, values_grad = summed_loss_reference()
+    assert loss.item() == pytest.approx(expected_loss, rel=1e-12)
+    assert_close(learner.network.logits.grad, torch.from_numpy(logits_grad), rtol=1e-12, atol=1e-12)
+    assert_close(learner.network.values.grad, torch.from_numpy(values_grad), rtol=1e-12, atol=1e-12)
+    per_sample = statistics['policy_loss'] + VALUE_COEF * statistics['value_loss'] - ENTROPY_COEF * statistics['entropy']
+    assert per_sample.item() == pytest.approx(expected_loss / 6, rel=1e-12)
+
+
+def test_update_is_one_clipped_rmsprop_step_on_the_summed_gradient():
+    """The paper's optimiser (RMSProp, epsilon 0.01, clip) on the summed gradient: the first step, by hand."""
+    learner = tabular_learner(max_grad_norm=1.0)
+    learner.update([tabular_batch()])
+    _, logits_grad, values_grad = summed_loss_reference()
+    gradient = np.concatenate([logits_grad.ravel(), values_grad])
+    norm = np.linalg.norm(gradient)
+    assert norm > 1.0  # the clip acts on this batch
+    clipped = gradient * 1.0 / (norm + 1e-6)  # torch's clip_grad_norm_
+    step = 0.05 * clipped / (np.sqrt(0.01 * clipped**2) + 0.01)  # the first RMSProp step: E[g^2] = (1 - 0.99) g^2
+    expected = np.concatenate([np.ravel(TABLE_LOGITS), TABLE_VALUES]) - step
+    moved = torch.cat([learner.network.logits.detach().ravel(), learner.network.values.detach()])
+    assert_close(moved, torch.from_numpy(expected), rtol=1e-12, atol=1e-12)
+    assert learner.learner_statistics()['grad_norm'] == pytest.approx(norm, rel=1e-6)  # statistics are averaged in float32
+
+
+def test_more_samples_of_the_same_kind_give_a_proportionally_larger_loss_and_gradient():
+    """Summed, not averaged: the batch repeated three times has three times the loss and gradient (a mean would
+    leave both unchanged), while the logged per-sample parts stay the same."""
+    once, thrice = tabular_learner(), tabular_learner()
+    loss_once, statistics_once = once.loss(tabular_batch())
+    loss_thrice, statistics_thrice = thrice.loss(tabular_batch(copies=3))
+    loss_once.backward()
+    loss_thrice.backward()
+    assert loss_thrice.item() == pytest.approx(3 * loss_once.item(), rel=1e-12)
+    assert_close(thrice.network.logits.grad, 3 * once.network.logits.grad, rtol=1e-12, atol=1e-12)
+    assert_close(thrice.network.values.grad, 3 * once.network.values.grad, rtol=1e-12, atol=1e-12)
+    for name in ('policy_loss', 'value_loss', 'entropy'):
+        assert statistics_thrice[name].item() == pytest.approx(statistics_once[name].item(), rel=1e-12)
 
 
 def test_update_takes_one_step_from_concatenated_rollouts_and_the_state_round_trips():
