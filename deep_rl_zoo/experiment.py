@@ -178,6 +178,8 @@ def prepare(
     if behavior not in RESTART_BEHAVIORS:
         raise ValueError(f'--restart_behavior={behavior}: must be one of {", ".join(RESTART_BEHAVIORS)}')
     located = translate(values) if translate is not None else values
+    for flag in ('train_dir', 'checkpoint_dir', 'runs_dir'):
+        check_output_directory(flag, located.get(flag, ''))
     name = experiment_name(agent_name, located)
     directory = experiment_dir(agent_name, located)
     location = checkpoint_location(agent_name, located)
@@ -187,7 +189,7 @@ def prepare(
         return values
     if values.get('load_checkpoint_file'):
         return values  # a checkpoint named on the command line resumes with this command's flags (as before)
-    resume_from = find_resume_checkpoint(location, directory, agent_name, located['environment_name'], values.get('load_checkpoint_kind', 'latest'))
+    resume_from = find_resume_checkpoint(location, agent_name, located['environment_name'], values.get('load_checkpoint_kind', 'latest'))
     config_path = os.path.join(directory, CONFIG_FILE)
     if resume_from is None or not os.path.exists(config_path):
         return values
@@ -208,6 +210,21 @@ def prepare(
             given = (f'--{flag}' if values[flag] else f'--no{flag}') if isinstance(values[flag], bool) else f'--{flag}={values[flag]}'
             print(f'resume: {given} from the command line overrides {saved_value} of {config_path}', flush=True)
     return merged
+
+
+def check_output_directory(flag: str, path: str) -> None:
+    """Refuses at start, in one line, a `--flag=path` that cannot hold the run's files: a file, a path under a file, or
+    a directory that cannot be written (it is created when missing)."""
+    if not path:
+        return
+    given = existing = os.path.abspath(path)
+    while not os.path.exists(existing):
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
+        where = 'is a file' if existing == given else f'is under the file {existing}'
+        raise ValueError(f'--{flag}={path} {where}, not a directory: pass a directory (it is created when missing)')
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ValueError(f'--{flag}={path}: {existing} is not writable: pass a directory you can write to')
 
 
 def _run_paths(agent_name: str, values: dict[str, Any], directory: str, location: str) -> list[str]:
@@ -244,18 +261,18 @@ def _clear_experiment(behavior: str, name: str, paths: list[str]) -> None:
         print(f'restart: moved {path} of experiment {name} to {target}', flush=True)
 
 
-def find_resume_checkpoint(location: str, best_dir: str, agent_name: str, environment_name: str, kind: str) -> Optional[str]:
+def find_resume_checkpoint(location: str, agent_name: str, environment_name: str, kind: str) -> Optional[str]:
     """The checkpoint a resumed run starts from: the newest milestone or periodic one in `location`, or the best one
-    (in `best_dir`, the experiment directory)."""
+    (`kind`: 'latest' or 'best')."""
     if kind not in CHECKPOINT_KINDS:
         raise ValueError(f'--load_checkpoint_kind={kind}: must be one of {", ".join(CHECKPOINT_KINDS)}')
     if kind == 'best':
-        path = os.path.join(best_dir, checkpoint.best_file_name(agent_name, environment_name))
+        path = os.path.join(location, checkpoint.best_file_name(agent_name, environment_name))
         if os.path.exists(path):
             return path
         if checkpoint.list_checkpoints(location, agent_name, environment_name):
             raise checkpoint.CheckpointError(
-                f'--load_checkpoint_kind=best: {best_dir} holds no best checkpoint yet (one is written when an evaluation '
+                f'--load_checkpoint_kind=best: {location} holds no best checkpoint yet (one is written when an evaluation '
                 'improves on --save_best_metric): resume with --load_checkpoint_kind=latest'
             )
         return None
@@ -408,7 +425,7 @@ class Experiment:
         resume_from = settings.load_checkpoint_file
         if not resume_from and settings.restart_behavior == 'resume':
             resume_from = find_resume_checkpoint(
-                settings.checkpoint_dir, self._best_dir(), settings.agent_name, settings.environment_name, settings.load_checkpoint_kind
+                settings.checkpoint_dir, settings.agent_name, settings.environment_name, settings.load_checkpoint_kind
             )
         if resume_from:
             self._load(resume_from)  # a checkpoint that cannot be used fails here, before any file is written
@@ -551,12 +568,9 @@ class Experiment:
         os.replace(temporary, path)
         print(f'resume: dropped {len(rows) - len(kept)} rows of iterations >= {self.first_iteration} from {path} (trained again)', flush=True)
 
-    def _best_dir(self) -> str:
-        """The best checkpoint lives in the experiment directory (with --checkpoint_dir too)."""
-        return self.settings.experiment_dir or self.settings.checkpoint_dir
-
     def _best_path(self) -> str:
-        return os.path.join(self._best_dir(), checkpoint.best_file_name(self.settings.agent_name, self.settings.environment_name))
+        """The best checkpoint goes with the others, where --checkpoint_dir says (the experiment directory by default)."""
+        return os.path.join(self.settings.checkpoint_dir, checkpoint.best_file_name(self.settings.agent_name, self.settings.environment_name))
 
     def _saved_best(self) -> float:
         """The metric of the best checkpoint already written (-inf when there is none)."""

@@ -131,6 +131,16 @@ def test_negative_train_steps(tmp_path):
     assert_one_clear_line(proc, '--num_train_steps=-5', 'non-negative')
 
 
+@pytest.mark.parametrize('module, flag', [('deep_rl_zoo.dqn.run_classic', 'checkpoint_dir'), ('deep_rl_zoo.ppo.run_classic', 'train_dir')])
+def test_an_output_directory_that_is_a_file_is_refused_at_start(tmp_path, module, flag):
+    work = tmp_path / 'work'
+    work.mkdir()
+    (work / 'notes.txt').write_text('a file')
+    proc = run_module(module, f'--{flag}=notes.txt/run', '--num_train_steps=300', '--noprogress', cwd=str(work))
+    assert_one_clear_line(proc, f'--{flag}=notes.txt/run is under the file {work}/notes.txt, not a directory')
+    assert os.listdir(work) == ['notes.txt'] and 'iteration 0' not in proc.stdout  # before any training or file
+
+
 # ---------------------------------------------------------------------------------- checkpoints
 
 

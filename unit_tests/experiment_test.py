@@ -150,6 +150,19 @@ def test_the_best_checkpoint_is_replaced_only_on_improvement_after_save_best_aft
     assert best_metric(tmp_path) == (4, 7.0)
 
 
+def test_the_best_checkpoint_goes_where_checkpoint_dir_says_and_resumes_from_there(tmp_path, capsys):
+    elsewhere = tmp_path / 'elsewhere'
+    options = dict(checkpoint_dir=str(elsewhere), results_csv_path=str(elsewhere / 'results.csv'), save_best_metric='eval_return')
+    run = Experiment(settings(tmp_path, **options), VECTOR_ENV)
+    for value in (1.0, 8.0, 2.0):
+        run_iteration(run, {'episode_return': value, 'num_episodes': 1})
+    run.close()
+    assert f'{NAME}_best.ckpt' in os.listdir(elsewhere) and f'{NAME}_best.ckpt' not in os.listdir(tmp_path / 'experiment')
+    resumed = Experiment(settings(tmp_path, load_checkpoint_kind='best', **options), VECTOR_ENV)
+    resumed.close()
+    assert f'Resuming from {elsewhere}/{NAME}_best.ckpt: iteration 2, 20 env steps' in capsys.readouterr().out
+
+
 def test_resuming_from_the_best_checkpoint_drops_later_rows_and_moves_later_checkpoints_aside(tmp_path, capsys):
     run = Experiment(settings(tmp_path, save_best_metric='eval_return'), VECTOR_ENV)
     for value in (1.0, 8.0, 2.0, 3.0):
@@ -310,6 +323,16 @@ def make_experiment_files(tmp_path, values):
     }), VECTOR_ENV)  # fmt: skip
     run_iteration(run)
     run.close()
+
+
+def test_an_output_directory_must_be_a_writable_directory_or_creatable(tmp_path):
+    (tmp_path / 'file').write_text('')
+    experiment.check_output_directory('train_dir', str(tmp_path / 'new' / 'deeper'))  # created later: fine
+    experiment.check_output_directory('checkpoint_dir', '')  # not given: fine
+    with pytest.raises(ValueError, match=rf'^--checkpoint_dir={tmp_path}/file is a file, not a directory: pass a directory'):
+        experiment.check_output_directory('checkpoint_dir', str(tmp_path / 'file'))
+    with pytest.raises(ValueError, match=rf'^--runs_dir={tmp_path}/file/x is under the file {tmp_path}/file, not a directory'):
+        experiment.check_output_directory('runs_dir', str(tmp_path / 'file' / 'x'))
 
 
 def test_default_experiment_name_directory_and_files(tmp_path):
