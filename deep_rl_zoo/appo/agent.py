@@ -18,7 +18,8 @@ start and redrawn every 10 episodes. For each batch of rollouts the learner
            - c_e mean(H[pi])  (+ c_kl mean(KL(pi || mu)))
 
    with A normalised per minibatch, (A - mean) / max(std, 1e-7), Adam, the global gradient norm clipped when
-   `max_grad_norm` > 0, and the learning rate constant, decayed linearly to 0 per SGD step, or adapted to the KL;
+   `max_grad_norm` > 0, and the learning rate constant, decayed linearly per SGD step (`linear_decay_sgd_steps`),
+   or adapted to the KL;
 3. only then folds the batch's observations into the running input statistics (`normalize_input`), so the ratio
    starts at exactly 1: the old log-probs were made with the statistics the first minibatch sees.
 
