@@ -57,6 +57,8 @@ CONFIG_FILE = 'config.json'
 LOG_FILE = 'log.txt'
 # A checkpoint written at Ctrl-C / SIGTERM must finish within this many seconds, so the run ends within 5 s.
 STOP_SAVE_SECONDS = 3.0
+# An evaluation that has run this long shows a progress line of its own (Atari's can take minutes).
+EVALUATION_PROGRESS_AFTER_SECONDS = 10.0
 # Flags that say how to start this session; a resumed run never takes them from the saved config.
 _SESSION_FLAGS = frozenset({'restart_behavior', 'load_checkpoint_kind', 'load_checkpoint_file'})
 
@@ -465,6 +467,7 @@ class Experiment:
             print(f'Nothing to train: iterations {self.first_iteration}..{settings.num_iterations - 1} of {settings.num_train_steps} steps each')
         # The progress line counts the whole run (7,680/10,000,000 after a resume), its rate and ETA this session's steps.
         self.progress = trackers.ConsoleProgress(self.env_steps + total_steps, frames_per_step, stream=sys.stdout) if settings.progress and total_steps > 0 else None
+        self._frames_per_step = frames_per_step
         self._start_time = time.monotonic()
         self._last_save_time = self._start_time
         self._last_screenshot = self.env_steps
@@ -601,10 +604,13 @@ class Experiment:
         settings = self.settings
         if settings.train_for_env_steps > 0 and self.env_steps >= settings.train_for_env_steps:
             return f'{self.env_steps} env steps reached --train_for_env_steps={settings.train_for_env_steps}'
-        elapsed = time.monotonic() - self._start_time
-        if settings.train_for_seconds > 0 and elapsed >= settings.train_for_seconds:
-            return f'{elapsed:.0f} s of training reached the budget of {settings.train_for_seconds:.0f} s'
+        if self._time_budget_spent():
+            return f'{time.monotonic() - self._start_time:.0f} s of training reached the budget of {settings.train_for_seconds:.0f} s'
         return None
+
+    def _time_budget_spent(self) -> bool:
+        """--train_for_seconds has passed since this session started (it bounds evaluations too)."""
+        return self.settings.train_for_seconds > 0 and time.monotonic() - self._start_time >= self.settings.train_for_seconds
 
     @property
     def iterations(self) -> Iterator[int]:
@@ -807,12 +813,29 @@ class Experiment:
         from deep_rl_zoo.main_loop import play_episodes  # the loops' episode player (main_loop imports this module)
 
         start = time.monotonic()
-        played = play_episodes(actor, env, self.settings.num_eval_steps, stop=lambda: bool(self.stop_request))
+        budget = self.settings.num_eval_steps
+        progress = trackers.ConsoleProgress(budget, self._frames_per_step, stream=sys.stdout, label='evaluation steps') if self.settings.progress and budget > 0 else None
+
+        def report(steps: int) -> None:  # a progress line once an evaluation has taken a while
+            if progress is not None and time.monotonic() - start >= EVALUATION_PROGRESS_AFTER_SECONDS:
+                if self.progress is not None:
+                    self.progress.break_line()
+                progress.update(steps, math.nan)
+
+        played = play_episodes(actor, env, budget, stop=lambda: bool(self.stop_request) or self._time_budget_spent(), report=report)
+        if progress is not None:
+            progress.close()
         if self.stop_request:
             return {}
+        cut_short = played['steps'] < budget and self._time_budget_spent()
+        if cut_short:
+            self.say(
+                f'evaluation: cut at {played["steps"]} of --num_eval_steps={budget} by --train_for_seconds={self.settings.train_for_seconds:g} '
+                f'(it bounds the whole run); {0 if played["partial"] else len(played["finished"])} whole episodes scored'
+            )
         if not played['partial']:  # an unfinished game is no score: the iteration then reports nan
             self.eval_logger.log_episodes(self.env_steps, played['finished'])
-        else:
+        elif not cut_short:
             self.say(self.unfinished_evaluation_note(played['finished'][0][1]))
         return self.eval_logger.write_performance(self.env_steps, steps_taken=played['steps'], seconds_taken=time.monotonic() - start)
 

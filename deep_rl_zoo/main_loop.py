@@ -52,9 +52,11 @@ def play_episodes(
     num_episodes: int = 0,
     stop: Optional[Callable[[], bool]] = None,
     max_episodes: int = 0,
+    report: Optional[Callable[[int], None]] = None,
 ) -> dict[str, Any]:
     """Steps `env` with `actor` for `num_steps` env steps (or until `num_episodes` episodes end when > 0), or until
-    `stop()` is true (a Ctrl-C during evaluation), and at most until `max_episodes` episodes end when > 0.
+    `stop()` is true (a Ctrl-C during evaluation, a spent time budget), and at most until `max_episodes` episodes end
+    when > 0; `report(steps)` follows the steps played (a progress line).
 
     Returns the finished episodes' raw returns and lengths. If no episode finished, the unfinished one of
     environment 0 is reported so a long game still gives a number (flagged by `partial`).
@@ -65,6 +67,8 @@ def play_episodes(
     for step in run_env_loop(actor, env):
         finished += tracker.step(step.raw_reward, step.terminated | step.truncated)
         steps += env.num_envs
+        if report is not None:
+            report(steps)
         if (num_episodes and len(finished) >= num_episodes) or (not num_episodes and steps >= num_steps):
             break
         if max_episodes and len(finished) >= max_episodes:

@@ -317,6 +317,7 @@ class ConsoleProgress:
         interval_seconds: float = 10.0,
         stream: TextIO = sys.stdout,
         clock: Callable[[], float] = time.monotonic,
+        label: str = "env steps",
     ):
         if isinstance(total_env_steps, bool) or not isinstance(total_env_steps, int) or total_env_steps < 1:
             raise ValueError(f"total_env_steps must be an integer >= 1, got {total_env_steps!r}")
@@ -327,6 +328,7 @@ class ConsoleProgress:
         self.total_env_steps = total_env_steps
         self.frames_per_step = frames_per_step
         self.interval_seconds = interval_seconds
+        self.label = label
         self._stream = stream
         self._clock = clock
         self._is_tty = bool(getattr(stream, "isatty", lambda: False)())
@@ -350,7 +352,7 @@ class ConsoleProgress:
             eta_text = f"ETA {_format_duration(max(self.total_env_steps - env_steps, 0) / step_rate)}"
         return_text = "n/a" if math.isnan(recent_return) else f"{recent_return:.2f}"
         return (
-            f"env steps {env_steps:,}/{self.total_env_steps:,} ({percent:.1f}%) | {rate_text} | "
+            f"{self.label} {env_steps:,}/{self.total_env_steps:,} ({percent:.1f}%) | {rate_text} | "
             f"return {return_text} | {eta_text}"
         )
 

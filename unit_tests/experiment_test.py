@@ -287,6 +287,34 @@ def test_evaluation_notices_the_stop(tmp_path):
     assert time.monotonic() - start < 2.0  # 100,000 steps would take far longer
 
 
+def test_train_for_seconds_bounds_the_evaluation_too_and_a_long_one_shows_progress(tmp_path, monkeypatch, capsys):
+    now = [1000.0]  # the experiment's clock, moved by hand: each evaluation step takes 1 s however fast the machine is
+    clock = types.ModuleType('time')
+    clock.__dict__.update(vars(time), monotonic=lambda: now[0])
+    monkeypatch.setattr(experiment, 'time', clock)
+    run = Experiment(settings(tmp_path, num_eval_steps=27_000, train_for_seconds=30, progress=True), VECTOR_ENV)
+    env = gym_env.create_classic_vector_env('CartPole-v1', 1, 0)
+    played = []
+
+    def act(observation):
+        now[0] += 1.0
+        played.append(observation)
+        return np.zeros(1, np.int64)  # always left: CartPole episodes of about 10 steps
+
+    actor = types.SimpleNamespace(act=act, observe=lambda action, step: None)
+    now[0] += 5.0  # 5 s of training, then the evaluation
+    try:
+        performance = run.evaluate(actor, env)
+    finally:
+        env.close()
+        run.close()
+    assert len(played) == 25  # 5 + 25 s: the budget of 30 s is spent
+    out = capsys.readouterr().out
+    assert 'evaluation steps 10/27,000 (0.0%) | n/a steps/s | return n/a | ETA n/a' in out  # 10 s into the evaluation
+    episodes = performance['num_episodes']
+    assert episodes >= 1 and f'evaluation: cut at 25 of --num_eval_steps=27000 by --train_for_seconds=30 (it bounds the whole run); {episodes:g} whole episodes scored' in out
+
+
 def test_train_for_env_steps_ends_the_iteration_early_with_its_checkpoint_and_row(tmp_path, capsys):
     run = Experiment(settings(tmp_path, train_for_env_steps=25), VECTOR_ENV)
     ended = []
