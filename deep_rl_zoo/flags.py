@@ -114,9 +114,14 @@ def _ray_is_installed(backend: str) -> bool:
 
 
 @_record_new_flags
-def define_asynchronous(batch_rollouts: int, max_policy_lag: int, num_buffers_per_actor: int = 2) -> None:
+def define_asynchronous(batch_rollouts: int, max_policy_lag: int) -> None:
     """Flags of the asynchronous actors + learner loop (IMPALA, APPO): actors never wait for the learner."""
-    flags.DEFINE_integer('num_buffers_per_actor', num_buffers_per_actor, 'Rollout buffers per actor (>= 2): it fills one while the learner trains on the others.', lower_bound=2)
+    flags.DEFINE_integer(
+        'num_buffers_per_actor', 0,
+        'Rollout buffers per actor (>= 2): it fills free ones while the learner trains on the others. 0: enough for two batches, '
+        'max(2, ceil(2 x batch_rollouts / num_actors)), so the actors fill the next batch during each update.', lower_bound=0,
+    )  # fmt: skip
+    flags.register_validator('num_buffers_per_actor', lambda buffers: buffers != 1, message='must be 0 (buffers for two batches) or at least 2')
     flags.DEFINE_integer('batch_rollouts', batch_rollouts, 'Rollouts per learner update, taken in arrival order.', lower_bound=1)
     flags.DEFINE_integer('max_policy_lag', max_policy_lag, 'Drop rollouts made by parameters more than this many updates older than the learner\'s (0: only current ones).', lower_bound=0)
 
@@ -582,7 +587,7 @@ def define_appo(*, atari: bool = False) -> None:
     flags.DEFINE_bool('async_rl', True, 'Actors keep collecting while the learner trains (false: every update waits for one rollout per worker).')
     flags.DEFINE_bool('serial_mode', False, 'Sample Factory runs everything in one process; here actors are always processes (nothing learned changes).')
     flags.DEFINE_bool('batched_sampling', False, 'Actors here always step their environments as one vector with one batched forward pass.')
-    flags.DEFINE_integer('num_batches_to_accumulate', 2, 'Training batches the actors may collect ahead of the learner (sets the rollout buffers per worker).', lower_bound=1)
+    flags.DEFINE_integer('num_batches_to_accumulate', 2, 'Training batches the rollout buffers hold, the one the learner trains on included (Sample Factory\'s meaning; at least 2 buffers per worker): 2 lets the actors fill the next batch during an update, 1 keeps the policy lag lowest as they wait for the learner to give buffers back.', lower_bound=1)
     flags.DEFINE_integer('max_policy_lag', 1000, 'Drop rollouts made by parameters this many or more SGD steps older than the learner\'s.', lower_bound=1)
     flags.DEFINE_integer('num_workers', 2, 'Actor processes.', lower_bound=1)
     flags.DEFINE_integer('num_envs_per_worker', 2, 'Environments each actor steps with one batched forward pass.', lower_bound=1)

@@ -217,7 +217,20 @@ class AsyncSettings:
 
     @classmethod
     def from_values(cls, values: dict[str, Any]) -> 'AsyncSettings':
-        return cls(values['num_buffers_per_actor'], values['batch_rollouts'], values['max_policy_lag'])
+        """The settings of `flags.define_asynchronous`'s flags. `--num_buffers_per_actor=0` (the default) takes buffers
+        for two batches, so that the actors fill the next batch while the learner trains on one: the learner holds a
+        batch's buffers until its update ends, so with room for one batch only, actors and learner take turns. Raises
+        ValueError, naming the flags, when the buffers cannot hold one batch: the learner would wait forever."""
+        num_actors, batch_rollouts = values['num_actors'], values['batch_rollouts']
+        two_batches = max(2, math.ceil(2 * batch_rollouts / num_actors))
+        num_buffers = values['num_buffers_per_actor'] or two_batches
+        if num_actors * num_buffers < batch_rollouts:
+            raise ValueError(
+                f'--batch_rollouts={batch_rollouts} is more rollouts than --num_actors={num_actors} x --num_buffers_per_actor={num_buffers} '
+                f'= {num_actors * num_buffers} buffers hold, so the learner would wait forever for a full batch: take --num_buffers_per_actor '
+                f'>= {math.ceil(batch_rollouts / num_actors)} (0, the default, takes {two_batches}: two batches) or --batch_rollouts <= {num_actors * num_buffers}'
+            )
+        return cls(num_buffers, batch_rollouts, values['max_policy_lag'])
 
 
 class PolicyLagStatistics:
