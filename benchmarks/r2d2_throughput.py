@@ -61,11 +61,9 @@ def agent_parts(agent_name: str) -> AgentParts:
         from deep_rl_zoo.r2d2 import agent as r2d2
 
         return AgentParts('R2D2', r2d2.make_network, r2d2.build_actor, r2d2.build_learner, lambda steps: r2d2.rollout_spec(steps, 'atari'))
-    from deep_rl_zoo.ngu import agent as ngu
-
     parts = importlib.import_module(f'deep_rl_zoo.{agent_name}.agent')
     return AgentParts(
-        'NGU' if agent_name == 'ngu' else 'Agent57', parts.make_network, parts.build_actor, parts.build_learner, lambda steps: ngu.rollout_spec(steps, 'atari')
+        'NGU' if agent_name == 'ngu' else 'Agent57', parts.make_network, parts.build_actor, parts.build_learner, lambda steps: parts.rollout_spec(steps, 'atari')
     )
 
 

@@ -1,5 +1,5 @@
-"""Watch an Agent57 checkpoint play policy 0 (beta 0: greedy on the extrinsic head, epsilon-greedy 0.01), print its
-scores and record an mp4.
+"""Watch an Agent57 checkpoint play the best arm its learner kept (the policy of the highest mean extrinsic return;
+epsilon-greedy 0.01), print its scores and record an mp4.
 
     python -m deep_rl_zoo.agent57.eval_agent --load_checkpoint_file=checkpoints/Agent57_CartPole-v1_9.ckpt
 

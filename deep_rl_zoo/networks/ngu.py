@@ -4,7 +4,9 @@ previous action and rewards, the embedding network with its inverse-dynamics hea
 vector.
 
 NGU's Q network (appendix F, after R2D2): torso(x_t), one-hot(a_t-1), r^e_t-1, r^i_t-1 and one-hot(j) -> LSTM ->
-dueling head; Agent57 has two dueling heads on the same LSTM (extrinsic and intrinsic Q, section 4).
+dueling head. Agent57 (section 4: separate parameters theta_e and theta_i) has two such networks, Q^e and Q^i, each with
+its own torso, LSTM and head (`TwoQNetworks`): no parameter is shared, so the intrinsic loss cannot shape the
+features the extrinsic values (all that policy 0 and evaluation read) are computed from.
 """
 
 from typing import NamedTuple
@@ -16,6 +18,7 @@ from torch import nn
 from deep_rl_zoo.networks.common import MlpTorso, NatureCnnTorso
 from deep_rl_zoo.networks.curiosity import MiniGridTorso, RandomNetworkDistillation, rnd_for
 from deep_rl_zoo.networks.recurrent_value import DuelingHead, lstm_size
+from deep_rl_zoo.networks.value import unroll_lstm
 
 EMBEDDING_SIZE = 32  # the paper's controllable-state embedding
 
@@ -30,27 +33,21 @@ class StepInputs(NamedTuple):
 
 
 class NguQNetwork(nn.Module):
-    """torso -> [features, one-hot a_t-1, r^e_t-1, r^i_t-1, one-hot j] -> LSTM -> `num_heads` dueling heads.
+    """torso -> [features, one-hot a_t-1, r^e_t-1, r^i_t-1, one-hot j] -> LSTM -> dueling head.
 
-    `forward(observation [T, B, ...], inputs: StepInputs, state, first [T, B])` returns Q [T, B, A] (one head) or
-    [T, B, num_heads, A], and the LSTM state (h, c) after the last step; where `first[t, b]` the state is zeroed
-    before step t (as `networks.value.RecurrentQNetwork`)."""
+    `forward(observation [T, B, ...], inputs: StepInputs, state, first [T, B])` returns Q [T, B, A] and the LSTM state
+    (h, c) after the last step; where `first[t, b]` the state is zeroed before step t (`networks.value.unroll_lstm`)."""
 
-    def __init__(self, torso: nn.Module, num_actions: int, num_policies: int, hidden_size: int, head_hidden_size: int, num_heads: int = 1):
+    def __init__(self, torso: nn.Module, num_actions: int, num_policies: int, hidden_size: int, head_hidden_size: int):
         super().__init__()
-        if num_actions < 1 or num_policies < 1 or hidden_size < 1 or num_heads < 1:
-            raise ValueError(f'NguQNetwork needs positive sizes, got {num_actions}, {num_policies}, {hidden_size}, {num_heads}')
+        if num_actions < 1 or num_policies < 1 or hidden_size < 1:
+            raise ValueError(f'NguQNetwork needs positive sizes, got {num_actions}, {num_policies}, {hidden_size}')
         self.torso = torso
         self.num_actions = num_actions
         self.num_policies = num_policies
         self.hidden_size = hidden_size
-        self.num_heads = num_heads
         self.lstm = nn.LSTM(torso.output_size + num_actions + 2 + num_policies, hidden_size)
-        self.heads = nn.ModuleList(DuelingHead(hidden_size, num_actions, head_hidden_size) for _ in range(num_heads))
-
-    def initial_state(self, batch_size: int) -> tuple[torch.Tensor, torch.Tensor]:
-        zeros = torch.zeros(batch_size, self.hidden_size, device=self.lstm.weight_hh_l0.device)
-        return zeros, zeros.clone()
+        self.head = DuelingHead(hidden_size, num_actions, head_hidden_size)
 
     def forward(
         self,
@@ -74,20 +71,38 @@ class NguQNetwork(nn.Module):
             ],
             dim=-1,
         )
-        h, c = self.initial_state(batch_size) if state is None else state
-        if first is None:
-            first = torch.zeros(num_steps, batch_size, dtype=torch.bool, device=features.device)
-        resets = (torch.nonzero(first[1:].any(dim=1)).flatten() + 1).tolist()
-        outputs = []
-        for begin, end in zip([0] + resets, resets + [num_steps]):
-            keep = (~first[begin]).to(h.dtype).unsqueeze(1)
-            output, (h, c) = self.lstm(features[begin:end], ((h * keep).unsqueeze(0), (c * keep).unsqueeze(0)))
-            h, c = h.squeeze(0), c.squeeze(0)
-            outputs.append(output)
-        output = torch.cat(outputs)
-        if self.num_heads == 1:
-            return self.heads[0](output), (h, c)
-        return torch.stack([head(output) for head in self.heads], dim=2), (h, c)
+        output, state = unroll_lstm(self.lstm, features, state, first)
+        return self.head(output), state
+
+
+class TwoQNetworks(nn.Module):
+    """Agent57's extrinsic and intrinsic Q networks (section 4), two `NguQNetwork`s that share nothing, called as one:
+    `forward` returns Q [T, B, 2, A] (index 0: Q^e, 1: Q^i) and the state (h, c) whose h and c each hold Q^e's part
+    then Q^i's ([B, 2 * hidden]), so the actors and the replay store it as they store NGU's."""
+
+    def __init__(self, extrinsic: NguQNetwork, intrinsic: NguQNetwork):
+        super().__init__()
+        self.extrinsic = extrinsic
+        self.intrinsic = intrinsic
+        self.num_actions = extrinsic.num_actions
+        self.num_policies = extrinsic.num_policies
+        self.hidden_size = extrinsic.hidden_size + intrinsic.hidden_size
+
+    def forward(
+        self,
+        observation: torch.Tensor,
+        inputs: StepInputs,
+        state: tuple[torch.Tensor, torch.Tensor] | None = None,
+        first: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
+        split = self.extrinsic.hidden_size
+        state_e = state_i = None
+        if state is not None:
+            state_e = (state[0][:, :split], state[1][:, :split])
+            state_i = (state[0][:, split:], state[1][:, split:])
+        q_e, (h_e, c_e) = self.extrinsic(observation, inputs, state_e, first)
+        q_i, (h_i, c_i) = self.intrinsic(observation, inputs, state_i, first)
+        return torch.stack([q_e, q_i], dim=2), (torch.cat([h_e, h_i], dim=1), torch.cat([c_e, c_i], dim=1))
 
 
 class EmbeddingNetwork(nn.Module):
@@ -112,7 +127,7 @@ class EmbeddingNetwork(nn.Module):
 class NguNetworks(nn.Module):
     """The Q network, the embedding network and RND, as one module (the learner publishes all of it to actors)."""
 
-    def __init__(self, q: NguQNetwork, embedding: EmbeddingNetwork, rnd: RandomNetworkDistillation):
+    def __init__(self, q: NguQNetwork | TwoQNetworks, embedding: EmbeddingNetwork, rnd: RandomNetworkDistillation):
         super().__init__()
         self.q = q
         self.embedding = embedding
@@ -123,6 +138,15 @@ class NguNetworks(nn.Module):
         return self.q.hidden_size
 
 
+class Agent57Networks(NguNetworks):
+    """`NguNetworks` with the policy Agent57's evaluation plays: `best_arm`, an int64 buffer [] the learner sets
+    (`agent57.agent.best_arm`), saved in checkpoints with the weights."""
+
+    def __init__(self, q: TwoQNetworks, embedding: EmbeddingNetwork, rnd: RandomNetworkDistillation):
+        super().__init__(q, embedding, rnd)
+        self.register_buffer('best_arm', torch.zeros((), dtype=torch.int64))
+
+
 def _torso(kind: str, observation_shape: tuple[int, ...], size: int) -> nn.Module:
     if kind == 'atari':
         return NatureCnnTorso(observation_shape[0])
@@ -131,10 +155,16 @@ def _torso(kind: str, observation_shape: tuple[int, ...], size: int) -> nn.Modul
     return MlpTorso(int(np.prod(observation_shape)), (size,))
 
 
-def ngu_networks(kind: str, observation_shape: tuple[int, ...], num_actions: int, num_policies: int, num_heads: int = 1) -> NguNetworks:
-    """NGU's (`num_heads` 1) or Agent57's (2) networks for an 'atari', 'minigrid' or 'classic' environment: R2D2's
-    Nature CNN, 512-unit LSTM and dueling streams of 512 on Atari; a 128-wide MLP or MiniGrid CNN and LSTM otherwise."""
+def ngu_networks(kind: str, observation_shape: tuple[int, ...], num_actions: int, num_policies: int, two_q_networks: bool = False) -> NguNetworks:
+    """NGU's networks (one Q network) or Agent57's (`two_q_networks`: Q^e and Q^i apart) for an 'atari', 'minigrid' or
+    'classic' environment: R2D2's Nature CNN, 512-unit LSTM and dueling streams of 512 on Atari; a 128-wide MLP or
+    MiniGrid CNN and LSTM otherwise."""
     hidden = lstm_size(kind)
-    q = NguQNetwork(_torso(kind, observation_shape, hidden), num_actions, num_policies, hidden, hidden, num_heads)
+
+    def q_network() -> NguQNetwork:
+        return NguQNetwork(_torso(kind, observation_shape, hidden), num_actions, num_policies, hidden, hidden)
+
     embedding = EmbeddingNetwork(_torso(kind, observation_shape, 64), num_actions)
-    return NguNetworks(q, embedding, rnd_for(kind, observation_shape))
+    if two_q_networks:
+        return Agent57Networks(TwoQNetworks(q_network(), q_network()), embedding, rnd_for(kind, observation_shape))
+    return NguNetworks(q_network(), embedding, rnd_for(kind, observation_shape))

@@ -268,6 +268,29 @@ def nature_cnn_rainbow_network(num_actions: int, support: torch.Tensor, frame_st
     return RainbowQNetwork(NatureCnnTorso(frame_stack, fully_connected=False), num_actions, support, 512, sigma_0)
 
 
+def unroll_lstm(
+    lstm: nn.LSTM, features: torch.Tensor, state: tuple[torch.Tensor, torch.Tensor] | None, first: torch.Tensor | None
+) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
+    """Runs a one-layer `lstm` over `features` [T, B, F] from `state` (h, c), each [B, hidden] (zeros when None),
+    zeroing env b's state before step t where `first[t, b]` (an episode starts there; none when `first` is None);
+    returns the outputs [T, B, hidden] and the state after the last step. One LSTM call per stretch without a reset."""
+    num_steps, batch_size = features.shape[:2]
+    if state is None:
+        zeros = features.new_zeros(batch_size, lstm.hidden_size)
+        state = (zeros, zeros.clone())
+    h, c = state
+    if first is None:
+        first = torch.zeros(num_steps, batch_size, dtype=torch.bool, device=features.device)
+    resets = (torch.nonzero(first[1:].any(dim=1)).flatten() + 1).tolist()  # steps where some env restarts
+    outputs = []
+    for begin, end in zip([0] + resets, resets + [num_steps]):
+        keep = (~first[begin]).to(h.dtype).unsqueeze(1)
+        output, (h, c) = lstm(features[begin:end], ((h * keep).unsqueeze(0), (c * keep).unsqueeze(0)))
+        h, c = h.squeeze(0), c.squeeze(0)
+        outputs.append(output)
+    return torch.cat(outputs), (h, c)
+
+
 class RecurrentQNetwork(nn.Module):
     """DRQN (Hausknecht & Stone 2015): torso -> LSTM -> linear Q head, unrolled over time.
 
@@ -304,17 +327,8 @@ class RecurrentQNetwork(nn.Module):
         if first is not None and first.shape != (num_steps, batch_size):
             raise ValueError(f'first must have shape [T, B]=({num_steps}, {batch_size}), got {tuple(first.shape)}')
         features = self.torso(observation.flatten(0, 1)).view(num_steps, batch_size, -1)
-        h, c = self.initial_state(batch_size) if state is None else state
-        if first is None:
-            first = torch.zeros(num_steps, batch_size, dtype=torch.bool, device=features.device)
-        resets = (torch.nonzero(first[1:].any(dim=1)).flatten() + 1).tolist()  # steps where some env restarts
-        outputs = []
-        for begin, end in zip([0] + resets, resets + [num_steps]):
-            keep = (~first[begin]).to(h.dtype).unsqueeze(1)
-            output, (h, c) = self.lstm(features[begin:end], ((h * keep).unsqueeze(0), (c * keep).unsqueeze(0)))
-            h, c = h.squeeze(0), c.squeeze(0)
-            outputs.append(output)
-        return self.head(torch.cat(outputs)), (h, c)
+        output, state = unroll_lstm(self.lstm, features, state, first)
+        return self.head(output), state
 
 
 def mlp_recurrent_q_network(observation_size: int, num_actions: int, hidden_size: int = 128) -> RecurrentQNetwork:

@@ -5,8 +5,8 @@ states, burn-in, value rescaling h).
 What NGU adds (section 2, appendices A, E and F):
 
 1. N policies (beta_j, gamma_j) learned by one network (`episodic_novelty.policy_family`); environment i of the run's
-   S always plays policy j = (S - 1 - i) mod N, epsilon-greedy with R2D2's Ape-X epsilon of its rung: policy 0, the
-   one evaluated, on the least random rung.
+   S always plays policy j = i mod N, epsilon-greedy with R2D2's Ape-X epsilon of its rung: each policy acts on
+   rungs spread over the ladder (policy 0, the one evaluated, on rungs 0, N, 2N, ...).
 2. Its Q network (`networks.ngu.NguQNetwork`) sees the one-hot j, the previous action and the previous extrinsic
    and intrinsic rewards beside the observation.
 3. Each step's intrinsic reward, computed by the actor for the observation the step reaches:
@@ -14,9 +14,13 @@ What NGU adds (section 2, appendices A, E and F):
    over this episode's embeddings f(x) (memory cleared at every episode start, per environment) scaled by the RND
    error standardised by the actor's running moments of it.
 4. The learner learns policy j from r = r^e + beta_j r^i with discount gamma_j by transformed Retrace with the
-   greedy target policy (`transformed_returns.transformed_retrace_targets`), importance-weighted 0.5 td^2 summed over
+   greedy target policy, and policy 0 from every sequence: each sampled sequence of a policy j != 0 is also learned
+   relabelled for policy 0 (`with_policy_zero_copies`: one-hot 0, beta_0 = 0 so r^e alone, gamma_0; the greedy
+   target cuts the traces where j's actions leave policy 0's), so the exploitative policy learns from the episodes
+   the exploratory ones find the goal in (`transformed_returns.transformed_retrace_targets`), importance-weighted 0.5 td^2 summed over
    the learned steps (R2D2's `sequence_loss`), R2D2's sequence priorities; the target network is copied every `target_network_update_interval`.
-5. It also trains the embedding f by inverse dynamics (cross-entropy of a_t from f(x_t), f(x_t+1)) and RND's
+5. A sampled sequence's new priority is the larger of R2D2's priorities of its row and of its policy-0 copy.
+6. It also trains the embedding f by inverse dynamics (cross-entropy of a_t from f(x_t), f(x_t+1)) and RND's
    predictor on the last `intrinsic_train_steps` real steps of each sequence (the paper: the last 5), with their
    own Adam; RND's observation normaliser is updated with every step the actors send.
 
@@ -25,13 +29,14 @@ action and rewards beside R2D2's fields. Evaluation plays policy 0 (beta 0, the 
 Revenge the actors count the rooms each episode visits (`visited_rooms_mean` / `visited_rooms_max`, as PPO-RND).
 """
 
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 import torch
 from torch import nn
 
 from deep_rl_zoo import curiosity, episodic_novelty, main_loop, trackers, transformed_returns
+from deep_rl_zoo import replay as replay_lib
 from deep_rl_zoo.drqn.agent import pad_first
 from deep_rl_zoo.greedy_actors import as_tensor
 from deep_rl_zoo.gym_env import VectorEnvironment, VectorStep
@@ -70,7 +75,8 @@ class NguPolicy:
     """Acts for a vector of N environments with NGU's networks (an actor's, or the evaluation's): epsilon-greedy on
     each environment's policy's Q-values (`acting_values`), with the LSTM state, the previous action and rewards and
     the policy index carried from step to step (zeroed, and the policy chosen again, at episode starts), and the
-    intrinsic reward of every step (`last_intrinsic_reward` after `observe`)."""
+    intrinsic reward of every step (`last_intrinsic_reward` after `observe`; `last_episode_return`: the extrinsic
+    return of the episodes that step ended, 0 elsewhere)."""
 
     def __init__(
         self,
@@ -102,6 +108,7 @@ class NguPolicy:
         self.previous_intrinsic_reward = np.zeros(self.num_envs, np.float32)
         self.policy = np.array([self.next_policy(env, None) for env in range(self.num_envs)], np.int64)
         self.last_intrinsic_reward = np.zeros(self.num_envs, np.float32)
+        self.last_episode_return = np.zeros(self.num_envs, np.float32)
         self._first = np.ones(self.num_envs, bool)
         self._returns = np.zeros(self.num_envs)
 
@@ -148,6 +155,7 @@ class NguPolicy:
         self.previous_action = np.where(ended, 0, action).astype(np.int64)
         self.previous_reward = np.where(ended, 0.0, step.reward).astype(np.float32)
         self.previous_intrinsic_reward = np.where(ended, 0.0, self.last_intrinsic_reward).astype(np.float32)
+        self.last_episode_return = np.where(ended, self._returns, 0.0).astype(np.float32)
         for env in np.flatnonzero(ended):
             self.policy[env] = self.next_policy(int(env), float(self._returns[env]))
             self._returns[env] = 0.0
@@ -162,17 +170,20 @@ class NguPolicy:
         return state
 
 
-def rollout_spec(steps: int, kind: str) -> Callable[..., dict[str, tuple[tuple[int, ...], torch.dtype]]]:
+def rollout_spec(steps: int, kind: str, num_q_networks: int = 1) -> Callable[..., dict[str, tuple[tuple[int, ...], torch.dtype]]]:
     """The spec function (env, num_envs, _) -> an `NguActor`'s buffer of `steps` steps per environment: R2D2's
-    (`rollouts.transition_spec`, 'recurrent_state', 'first_stream'), each step's extras [T, N, NUM_EXTRAS] (columns
-    of `ngu.replay`) and 'visited_rooms' [T, N] (Montezuma's Revenge: the rooms of the episode ending there, else 0)."""
+    (`rollouts.transition_spec`, 'recurrent_state' of `num_q_networks` LSTMs (Agent57: 2), 'first_stream'), each step's
+    extras [T, N, NUM_EXTRAS] (columns of `ngu.replay`), 'episode_return' [T, N] (the extrinsic return of the episode
+    ending there, else 0; read by Agent57's learner) and 'visited_rooms' [T, N] (Montezuma's Revenge: the rooms of the
+    episode ending there, else 0)."""
 
     def spec(env: VectorEnvironment, num_envs: int, unroll_length: int) -> dict[str, tuple[tuple[int, ...], torch.dtype]]:
         return {
             **transition_spec(env, num_envs, steps),
-            'recurrent_state': ((steps, num_envs, 2 * lstm_size(kind)), torch.float32),
+            'recurrent_state': ((steps, num_envs, 2 * lstm_size(kind) * num_q_networks), torch.float32),
             'first_stream': ((1,), torch.int64),
             'extras': ((steps, num_envs, ngu_replay.NUM_EXTRAS), torch.float32),
+            'episode_return': ((steps, num_envs), torch.float32),
             'visited_rooms': ((steps, num_envs), torch.float32),
         }
 
@@ -217,6 +228,7 @@ class NguActor:
             buffer['episode_end'][t] = torch.from_numpy(episode_end)
             buffer['final_observation'][t] = torch.from_numpy(np.asarray(step.final_observation))
             buffer['extras'][t] = torch.from_numpy(extras)
+            buffer['episode_return'][t] = torch.from_numpy(policy.last_episode_return)
             finished += self._episodes.step(step.raw_reward, episode_end)
             self._observation = step.observation
         write_visited_rooms(self.env, buffer)
@@ -246,11 +258,28 @@ def unroll_with_burn_in(network: nn.Module, observation: torch.Tensor, inputs: S
     return torch.cat([q_burn_in, q_rest])
 
 
+class LearnerBatch(NamedTuple):
+    """A batch of R sequence rows, time-major: what `NguLearner.head_losses` learns from."""
+
+    observation: torch.Tensor  # [T + 1, R, ...]: the T steps' observations and the one after the last
+    action: torch.Tensor  # [T, R] int64
+    reward: torch.Tensor  # [T, R] extrinsic
+    intrinsic_reward: torch.Tensor  # [T, R]
+    not_terminal: torch.Tensor  # [T, R]: 0 where the step ended the episode by a terminal
+    first: torch.Tensor  # [T, R] bool: the step starts an episode
+    mask: torch.Tensor  # [T, R] bool: real steps (not padding)
+    inputs: StepInputs  # [T + 1, R] each: the Q network's inputs at the T + 1 observations
+    state: tuple[torch.Tensor, torch.Tensor]  # the stored (h, c) before the first step, [R, hidden] each
+    importance_weights: torch.Tensor  # [R]
+    source: torch.Tensor  # [R] int64: the index in the prioritized sample of the sequence each row comes from
+
+
 class NguLearner(SequenceLearnerBookkeeping):
     """The learner: adds the actors' steps to the replay, then takes the gradient steps owed (see the module
-    docstring); `value_targets` and `taken_values` are the parts Agent57 changes."""
+    docstring); `value_targets`, `taken_values`, `clip_gradients` and `row_priorities` are the parts Agent57 changes."""
 
     agent_name = 'NGU'
+    head_names = ('mixed',)
 
     def __init__(
         self,
@@ -333,48 +362,90 @@ class NguLearner(SequenceLearnerBookkeeping):
         """Q(x_t, a_t) [T, B] of each head."""
         return [q_all[:-1].gather(-1, action.unsqueeze(-1)).squeeze(-1)]
 
-    def learn(self) -> None:
-        """One gradient step of the Q network and one of the embedding and RND predictor, on a prioritized batch."""
-        sample = self.replay.sample_prioritized(self.batch_size, self.importance_sampling_exponent(self.env_steps))
-        sequences = sample.sequences
+    def learner_batch(self, sample: replay_lib.PrioritizedSequenceSample) -> LearnerBatch:
+        """The sampled sequences as time-major tensors, each row the sequence of that index in the sample."""
 
         def time_major(array: np.ndarray) -> torch.Tensor:
             return as_tensor(array, self.device).transpose(0, 1)
 
-        observation, action = time_major(sequences.observation), time_major(sequences.action).long()
+        sequences = sample.sequences
+        action = time_major(sequences.action).long()
         reward, not_terminal, first, mask = (time_major(field) for field in (sequences.reward, sequences.discount, sequences.first, sequences.mask))
         extras = time_major(self.replay.extras_at(sample.keys[0]))
-        state = tuple(as_tensor(sequences.initial_state, self.device).chunk(2, dim=1))
-        first_all = pad_first(first)
-        inputs = step_inputs(action, reward, extras)
-        policy = inputs.policy[0]
-        beta, discount = self.betas[policy], not_terminal * self.discounts[policy]  # the replay's discount is 1
-        num_steps = action.shape[0]
+        return LearnerBatch(
+            observation=time_major(sequences.observation), action=action, reward=reward, intrinsic_reward=extras[:, :, ngu_replay.INTRINSIC_REWARD],
+            not_terminal=not_terminal, first=first, mask=mask, inputs=step_inputs(action, reward, extras),
+            state=tuple(as_tensor(sequences.initial_state, self.device).chunk(2, dim=1)), importance_weights=as_tensor(sample.weights, self.device),
+            source=torch.arange(len(sample.weights), device=self.device),
+        )  # fmt: skip
 
-        q_all = unroll_with_burn_in(self.network.q, observation, inputs, state, first_all, self.burn_in)
+    def with_policy_zero_copies(self, batch: LearnerBatch) -> LearnerBatch:
+        """`batch` followed by a copy of each of its rows whose policy j is not 0, relabelled for policy 0: one-hot 0 at
+        every step (so `head_losses` learns it with beta_0 = 0, r^e alone, and gamma_0), the same steps, stored state,
+        importance weight and source. Policy 0 learns from every sequence, not only the ones it played."""
+        copied = torch.nonzero(batch.inputs.policy[0] != 0).flatten()
+
+        def extended(tensor: torch.Tensor, dim: int = 1) -> torch.Tensor:
+            return torch.cat([tensor, tensor.index_select(dim, copied)], dim=dim)
+
+        policy = batch.inputs.policy
+        inputs = StepInputs(
+            *(extended(tensor) for tensor in batch.inputs[:3]), torch.cat([policy, torch.zeros_like(policy.index_select(1, copied))], dim=1)
+        )
+        return LearnerBatch(
+            observation=extended(batch.observation), action=extended(batch.action), reward=extended(batch.reward),
+            intrinsic_reward=extended(batch.intrinsic_reward), not_terminal=extended(batch.not_terminal), first=extended(batch.first),
+            mask=extended(batch.mask), inputs=inputs, state=tuple(extended(part, 0) for part in batch.state),
+            importance_weights=extended(batch.importance_weights, 0), source=extended(batch.source, 0),
+        )  # fmt: skip
+
+    def head_losses(self, batch: LearnerBatch) -> tuple[list[torch.Tensor], list[torch.Tensor], list[torch.Tensor], torch.Tensor]:
+        """Each head's loss (R2D2's `sequence_loss` of its Retrace TD errors), TD errors [T, R], Q(x_t, a_t) [T, R] and
+        the learned steps [T, R] of a batch of R rows: policy j = each row's policy input learns with beta_j, gamma_j."""
+        policy = batch.inputs.policy[0]
+        beta, discount = self.betas[policy], batch.not_terminal * self.discounts[policy]  # the replay's discount is 1
+        first_all = pad_first(batch.first)
+        num_steps = batch.action.shape[0]
+        q_all = unroll_with_burn_in(self.network.q, batch.observation, batch.inputs, batch.state, first_all, self.burn_in)
         with torch.no_grad():
-            q_target, _ = self.target_network(observation, inputs, state, first_all)
-            targets = self.value_targets(q_all.detach(), q_target, action, reward, extras[:, :, ngu_replay.INTRINSIC_REWARD], discount, mask, beta)
-        q_taken = self.taken_values(q_all, action)
+            q_target, _ = self.target_network(batch.observation, batch.inputs, batch.state, first_all)
+            targets = self.value_targets(q_all.detach(), q_target, batch.action, batch.reward, batch.intrinsic_reward, discount, batch.mask, beta)
+        q_taken = self.taken_values(q_all, batch.action)
         td_errors = [target - taken for target, taken in zip(targets, q_taken)]
-        learned = mask & ((torch.arange(num_steps, device=self.device) >= self.burn_in)[:, None] | first[0])
-        importance_weights = as_tensor(sample.weights, self.device)
-        loss = sum(sequence_loss(td_error, learned, importance_weights) for td_error in td_errors)
+        learned = batch.mask & ((torch.arange(num_steps, device=self.device) >= self.burn_in)[:, None] | batch.first[0])
+        losses = [sequence_loss(td_error, learned, batch.importance_weights) for td_error in td_errors]
+        return losses, td_errors, q_taken, learned
+
+    def clip_gradients(self) -> dict[str, torch.Tensor]:
+        """Clips the Q network's gradient norm to `max_grad_norm` (none when 0); its norm before the clip."""
+        return {'grad_norm': nn.utils.clip_grad_norm_(self.network.q.parameters(), self.max_grad_norm if self.max_grad_norm > 0 else float('inf'))}
+
+    def row_priorities(self, td_errors: list[torch.Tensor], learned: torch.Tensor) -> torch.Tensor:
+        """R2D2's sequence priorities [R] of NGU's one head."""
+        return transformed_returns.sequence_priorities(td_errors[0].detach(), learned, self.priority_eta)
+
+    def learn(self) -> None:
+        """One gradient step of the Q network and one of the embedding and RND predictor, on a prioritized batch."""
+        sample = self.replay.sample_prioritized(self.batch_size, self.importance_sampling_exponent(self.env_steps))
+        sampled = self.learner_batch(sample)
+        batch = self.with_policy_zero_copies(sampled)
+        losses, td_errors, q_taken, learned = self.head_losses(batch)
+        loss = sum(losses)
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
-        grad_norm = nn.utils.clip_grad_norm_(self.network.q.parameters(), self.max_grad_norm if self.max_grad_norm > 0 else float('inf'))
+        grad_norms = self.clip_gradients()
         self.optimizer.step()
-        # One priority per sequence from the mean over heads of |td| (NGU has one head).
-        absolute = torch.stack([td_error.detach().abs() for td_error in td_errors]).mean(dim=0)
-        priorities = transformed_returns.sequence_priorities(absolute, learned, self.priority_eta)
+        # A sequence's priority: the larger of its own row's and its policy-0 copy's.
+        priorities = torch.zeros_like(sampled.importance_weights).scatter_reduce(0, batch.source, self.row_priorities(td_errors, learned), 'amax', include_self=False)
         self.replay.update_priorities(sample.keys, priorities.cpu().numpy())
-        inverse_loss, rnd_loss = self._learn_intrinsic(observation, action, mask)
+        inverse_loss, rnd_loss = self._learn_intrinsic(sampled.observation, sampled.action, sampled.mask)
         self.learner_steps += 1
         if self.learner_steps % self.target_network_update_interval == 0:
             self.target_network.load_state_dict(self.network.q.state_dict())
         self.statistics.record(
             loss=loss.detach(), mean_q=q_taken[0].detach()[learned].mean(), priority_mean=priorities.mean(), importance_weight_min=float(sample.weights.min()),
-            grad_norm=grad_norm, intrinsic_reward_mean=extras[:, :, ngu_replay.INTRINSIC_REWARD][mask].mean(), inverse_dynamics_loss=inverse_loss, rnd_loss=rnd_loss,
+            intrinsic_reward_mean=sampled.intrinsic_reward[sampled.mask].mean(), policy_zero_rows=float(batch.source.numel() - sampled.source.numel()), inverse_dynamics_loss=inverse_loss, rnd_loss=rnd_loss, **grad_norms,
+            **{f'loss_{name}': head_loss.detach() for name, head_loss in zip(self.head_names, losses)},
         )  # fmt: skip
 
     def _learn_intrinsic(self, observation: torch.Tensor, action: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -401,23 +472,14 @@ class NguLearner(SequenceLearnerBookkeeping):
         self.intrinsic_optimizer.load_state_dict(state['intrinsic_optimizer'])
 
 
-NUM_HEADS = 1
+def make_network(env: VectorEnvironment, values: dict[str, Any]) -> NguNetworks:
+    """NGU's networks (one Q network) for the run's environment."""
+    return ngu_networks(values['environment_kind'], env.single_observation_space.shape, int(env.single_action_space.n), values['num_policies'])
 
 
-def make_network_for(num_heads: int) -> Callable[[VectorEnvironment, dict[str, Any]], NguNetworks]:
-    """make_network(env, values) of NGU (one Q head) or Agent57 (two)."""
-
-    def make_network(env: VectorEnvironment, values: dict[str, Any]) -> NguNetworks:
-        return ngu_networks(values['environment_kind'], env.single_observation_space.shape, int(env.single_action_space.n), values['num_policies'], num_heads)
-
-    return make_network
-
-
-make_network = make_network_for(NUM_HEADS)
-
-
-def build_learner_of(learner_class: type) -> Callable[..., NguLearner]:
-    """build_learner(network, values, total_updates, device) of NGU's or Agent57's learner class."""
+def build_learner_of(learner_class: type, extra_settings: Callable[[dict[str, Any]], dict[str, Any]] = lambda values: {}) -> Callable[..., NguLearner]:
+    """build_learner(network, values, total_updates, device) of NGU's or Agent57's learner class (`extra_settings`:
+    the keyword arguments of the class beyond NGU's, from the run's values)."""
 
     def build_learner(network: NguNetworks, values: dict[str, Any], total_updates: int, device: torch.device) -> NguLearner:
         if values['min_replay_size'] > values['replay_capacity']:
@@ -441,7 +503,7 @@ def build_learner_of(learner_class: type) -> Callable[..., NguLearner]:
             importance_sampling_exponent=LinearSchedule(
                 values['importance_sampling_exponent_begin_value'], values['importance_sampling_exponent_end_value'], values['importance_sampling_exponent_decay_step']
             ),
-            max_grad_norm=values['max_grad_norm'], count_rooms=counts_rooms(values), device=device,
+            max_grad_norm=values['max_grad_norm'], count_rooms=counts_rooms(values), device=device, **extra_settings(values),
         )  # fmt: skip
 
     return build_learner
@@ -463,16 +525,19 @@ def make_policy(network: NguNetworks, values: dict[str, Any], epsilons: np.ndarr
     return NguPolicy(network, epsilons, policies, memory, values['max_lifelong_modulation'], seed, device)
 
 
+def policy_ladder(streams: np.ndarray, num_policies: int) -> np.ndarray:
+    """The policy j = i mod N of each environment i of the run: each policy acts on rungs spread over the Ape-X ladder
+    (policy 0 with N = 8 of 16 environments: on rungs 0 and 8, epsilon 0.4 and 0.013), not only on one end of it."""
+    return np.asarray(streams, np.int64) % num_policies
+
+
 def build_actor(network: NguNetworks, env: VectorEnvironment, values: dict[str, Any], seed: int, device: torch.device) -> NguActor:
     """Actor of the run's flag values: its environments' streams, Ape-X epsilons and policies follow from their
     index among all of the run (`seed - values['seed']`, as R2D2's `build_actor`)."""
     first_stream = seed - values['seed']
     num_envs = env.num_envs
     epsilons = apex_epsilons(values['num_actors'] * num_envs, values['exploration_epsilon_base'], values['exploration_epsilon_alpha'])[first_stream : first_stream + num_envs]
-    # Environment i of the run's S plays policy (S - 1 - i) mod N: the least random environment (Ape-X's last rung) plays
-    # policy 0, the exploitative one that evaluation plays, and the most random ones the most exploratory policies.
-    streams = first_stream + np.arange(num_envs)
-    policies = (values['num_actors'] * num_envs - 1 - streams) % values['num_policies']
+    policies = policy_ladder(first_stream + np.arange(num_envs), values['num_policies'])
     policy = make_policy(network, values, epsilons, policies, seed, device)
     return NguActor(policy, actor_environment(env, values, seed), values['actor_update_interval'], first_stream, values.get('terminal_on_life_loss', False))
 
@@ -482,14 +547,17 @@ def eval_policy(network: NguNetworks, values: dict[str, Any], epsilon: float, se
     return make_policy(network, values, np.array([epsilon]), np.zeros(1, np.int64), seed, device)
 
 
-def train(kind: str, build_learner: Callable[..., NguLearner] = build_learner, build_actor: Callable[..., Any] = build_actor, make_network=make_network, make_eval_policy=eval_policy) -> None:
+def train(
+    kind: str, build_learner: Callable[..., NguLearner] = build_learner, build_actor: Callable[..., Any] = build_actor, make_network=make_network,
+    make_eval_policy=eval_policy, num_q_networks: int = 1,
+) -> None:
     """Entry point of the run scripts (NGU's, and Agent57's with its own parts): run_classic also takes MiniGrid."""
     from deep_rl_zoo import flags
 
     values = flags.flag_values()
     kind = environment_kind(kind, values['environment_name'])
     main_loop.train_actors_and_learner(
-        kind, make_network, build_learner, build_actor, rollout_spec(values['actor_update_interval'], kind), asynchronous=True,
+        kind, make_network, build_learner, build_actor, rollout_spec(values['actor_update_interval'], kind, num_q_networks), asynchronous=True,
         make_eval_actor=lambda network, device: make_eval_policy(network, {**values, 'environment_kind': kind}, values['eval_exploration_epsilon'], values['seed'], device),
     )  # fmt: skip
 

@@ -19,7 +19,8 @@ def test_run_atari_checkpoints_and_counts_montezuma_rooms(atari):
     assert loaded['flags']['compress_replay'] is True and loaded['flags']['ucb_window_size'] == 160
     network = loaded['state']['network']
     num_actions = value_agents.NUM_ACTIONS[game]
-    assert network['q.heads.0.advantage.2.weight'].shape == network['q.heads.1.advantage.2.weight'].shape == (num_actions, 512)  # two heads
+    assert network['q.extrinsic.head.advantage.2.weight'].shape == network['q.intrinsic.head.advantage.2.weight'].shape == (num_actions, 512)  # two networks
+    assert network['q.extrinsic.lstm.weight_hh_l0'].shape == network['q.intrinsic.lstm.weight_hh_l0'].shape == (4 * 512, 512)
     assert network['rnd.target.0.0.weight'].shape == (32, 1, 8, 8)  # RND sees the newest frame
 
 

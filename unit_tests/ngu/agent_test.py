@@ -79,9 +79,8 @@ def test_the_actor_writes_each_steps_inputs_policy_and_intrinsic_reward():
     assert torch.equal(extras[1:, :, ngu_replay.PREVIOUS_REWARD], torch.where(starts[1:], 0.0, buffer['reward'][:-1]))
     assert torch.equal(extras[1:, :, ngu_replay.PREVIOUS_INTRINSIC_REWARD], torch.where(starts[1:], 0.0, extras[:-1, :, ngu_replay.INTRINSIC_REWARD]))
     assert not extras[0, :, ngu_replay.PREVIOUS_ACTION : ngu_replay.POLICY].any()  # the first step starts an episode
-    # Environments 2 and 3 of the run's 4 play policies (4 - 1 - 2) mod 3 and (4 - 1 - 3) mod 3, always: the last, least
-    # random environment plays policy 0.
-    assert extras[:, 0, ngu_replay.POLICY].eq(1).all() and extras[:, 1, ngu_replay.POLICY].eq(0).all()
+    # Environments 2 and 3 of the run's 4 play policies 2 mod 3 and 3 mod 3, always.
+    assert extras[:, 0, ngu_replay.POLICY].eq(2).all() and extras[:, 1, ngu_replay.POLICY].eq(0).all()
     # Intrinsic rewards: episodic bonus (at most 1 / c) times a factor in [1, 5]; the stream's first step is 1 / sqrt(K + c)
     # against the single first embedding, so positive.
     intrinsic = extras[:, :, ngu_replay.INTRINSIC_REWARD]
@@ -133,19 +132,61 @@ def test_the_learner_learns_retrace_on_the_mixed_reward_with_each_policys_discou
     assert learner.env_steps == 160 and learner.learner_steps == learner.learning_env_steps // 16 > 0
     assert len(calls) == learner.learner_steps
     betas, gammas = episodic_novelty.policy_family(3, 0.3, 0.99, 0.9)
+    relabelled = 0
     for (reward, discount, mask, retrace_lambda), sample in zip(calls, sampled):
         extras = learner.replay.extras_at(sample.keys[0])  # [B, T, 5]
         policy = extras[:, 0, ngu_replay.POLICY].astype(int)
         sequences = sample.sequences
-        expected_reward = sequences.reward + betas[policy][:, None] * extras[:, :, ngu_replay.INTRINSIC_REWARD]
+        # The B sampled rows, each learned for its own policy j, then each row of j != 0 again, learned for policy 0:
+        # r^e alone (beta_0 = 0) and gamma_0.
+        copied = np.flatnonzero(policy != 0)
+        relabelled += len(copied)
+        expected_reward = np.concatenate([sequences.reward + betas[policy][:, None] * extras[:, :, ngu_replay.INTRINSIC_REWARD], sequences.reward[copied]])
         assert_close(reward, torch.from_numpy(expected_reward.T).float())
-        expected_discount = sequences.discount * gammas[policy][:, None]  # the replay's discount is 1 - terminal
+        # The replay's discount is 1 - terminal.
+        expected_discount = np.concatenate([sequences.discount * gammas[policy][:, None], sequences.discount[copied] * gammas[0]])
         assert_close(discount, torch.from_numpy(expected_discount.T).float())
+        assert torch.equal(mask, torch.from_numpy(np.concatenate([sequences.mask, sequences.mask[copied]]).T))
         assert retrace_lambda == 0.9
+    assert relabelled > 0, 'the test needs sequences of policies other than 0'
     changed = {name for name, parameter in learner.network.named_parameters() if not torch.equal(parameter, before[name])}
     assert any(name.startswith('q.') for name in changed) and any(name.startswith('embedding.') for name in changed)
     assert any(name.startswith('rnd.predictor') for name in changed) and not any(name.startswith('rnd.target') for name in changed)
     assert 'rnd.observation_normalizer.count' in changed  # folded in every step the actors sent
     statistics = learner.learner_statistics()
     assert {'loss', 'inverse_dynamics_loss', 'rnd_loss', 'intrinsic_reward_mean', 'priority_mean'} <= set(statistics)
+    assert statistics['policy_zero_rows'] == pytest.approx(relabelled / len(calls))
     assert set(learner.state_dict()) == {'network', 'target_network', 'optimizer', 'intrinsic_optimizer', 'env_steps', 'learning_env_steps', 'learner_steps'}
+
+
+def test_the_policy_ladder_spreads_each_policy_over_the_epsilon_rungs():
+    assert agent.policy_ladder(np.arange(16), 8).tolist() == [0, 1, 2, 3, 4, 5, 6, 7] * 2  # policy 0 on rungs 0 and 8
+    assert agent.policy_ladder(np.array([2, 3]), 3).tolist() == [2, 0]
+
+
+def test_each_sequence_of_a_policy_other_than_0_is_copied_relabelled_for_policy_0():
+    env = gym_env.create_classic_vector_env('CartPole-v1', 1, seed=0)
+    learner = agent.build_learner(agent.make_network(env, VALUES), VALUES, 0, torch.device('cpu'))
+    num_steps, rows = 3, 3
+
+    def grid(offset):  # [T, B] with distinct numbers per row and step
+        return torch.arange(num_steps * rows, dtype=torch.float32).view(num_steps, rows) + offset
+
+    batch = agent.LearnerBatch(
+        observation=torch.arange((num_steps + 1) * rows * 4, dtype=torch.float32).view(num_steps + 1, rows, 4), action=grid(0).long() % 2,
+        reward=grid(100), intrinsic_reward=grid(200), not_terminal=torch.tensor([[1.0, 1.0, 1.0], [1.0, 0.0, 1.0], [1.0, 1.0, 1.0]]),
+        first=torch.tensor([[True, False, False], [False, False, False], [False, False, False]]),
+        mask=torch.tensor([[True, True, True], [True, True, True], [True, False, True]]),
+        inputs=agent.StepInputs(grid(300)[[0, 0, 1, 2]].long(), grid(400)[[0, 0, 1, 2]], grid(500)[[0, 0, 1, 2]], torch.tensor([2, 0, 1]).expand(4, 3)),
+        state=(torch.tensor([[1.0], [2.0], [3.0]]), torch.tensor([[4.0], [5.0], [6.0]])), importance_weights=torch.tensor([0.5, 1.0, 0.25]),
+        source=torch.arange(3),
+    )  # fmt: skip
+    relabelled = learner.with_policy_zero_copies(batch)
+    # Rows 0 and 2 (policies 2 and 1) are copied after the three; row 1 (policy 0) is not.
+    for name in ('observation', 'action', 'reward', 'intrinsic_reward', 'not_terminal', 'first', 'mask'):
+        assert torch.equal(getattr(relabelled, name), torch.cat([getattr(batch, name), getattr(batch, name)[:, [0, 2]]], dim=1)), name
+    for name in ('previous_action', 'previous_extrinsic_reward', 'previous_intrinsic_reward'):
+        assert torch.equal(getattr(relabelled.inputs, name), torch.cat([getattr(batch.inputs, name), getattr(batch.inputs, name)[:, [0, 2]]], dim=1))
+    assert relabelled.inputs.policy.tolist() == [[2, 0, 1, 0, 0]] * 4
+    assert relabelled.state[0].flatten().tolist() == [1.0, 2.0, 3.0, 1.0, 3.0] and relabelled.state[1].flatten().tolist() == [4.0, 5.0, 6.0, 4.0, 6.0]
+    assert relabelled.importance_weights.tolist() == [0.5, 1.0, 0.25, 0.5, 0.25] and relabelled.source.tolist() == [0, 1, 2, 0, 2]

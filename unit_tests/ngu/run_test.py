@@ -63,7 +63,7 @@ def test_run_atari_checkpoints_and_counts_montezuma_rooms(atari):
     assert loaded['flags']['compress_replay'] is True and loaded['flags']['num_policies'] == 2
     network = loaded['state']['network']
     num_actions = value_agents.NUM_ACTIONS[game]
-    assert network['q.heads.0.advantage.2.weight'].shape == (num_actions, 512) and 'q.heads.1.advantage.2.weight' not in network  # one head
+    assert network['q.head.advantage.2.weight'].shape == (num_actions, 512) and not any(name.startswith('q.intrinsic') for name in network)  # one network
     # LSTM input: the Nature CNN's 512 features, one-hot previous action, previous r^e and r^i, one-hot policy (2).
     assert network['q.lstm.weight_ih_l0'].shape == (4 * 512, 512 + num_actions + 2 + 2)
     assert network['rnd.target.0.0.weight'].shape == (32, 1, 8, 8)  # RND sees the newest frame
