@@ -1,11 +1,14 @@
 """`--help` of the run scripts: this script's own flags grouped by theme with their defaults, exit 0; and the README's
 flag list names every flag those scripts define (it is checked against the definitions, not written from memory)."""
 
+import pytest
 import os
 import re
 import subprocess
 
 from unit_tests.helpers import REPO_ROOT, run_module
+
+pytestmark = pytest.mark.slow  # end-to-end runs of the entry points (deselect with -m "not slow")
 
 # Scripts that between them use every define_* group of deep_rl_zoo/flags.py (APPO's Sample Factory names are
 # documented in the README's APPO section instead).

@@ -120,6 +120,7 @@ def test_broken_folders_and_an_unreachable_hub_are_one_line(folder, tmp_path, ca
 RETURN_LINE = re.compile(r'^PPO on CartPole-v1, checkpoint \S+: (\d+) episodes, return mean (-?[\d.]+) std (-?[\d.]+)', re.M)
 
 
+@pytest.mark.slow
 def test_eval_agent_writes_the_model_folder_and_a_model_loaded_back_evaluates_to_the_same_score(tmp_path):
     """eval_agent --push_to_hub on a CartPole checkpoint: the folder is complete, the (offline) upload is one line;
     load_from_hub brings the folder into a checkpoints directory, and eval_agent there gives the card's score."""

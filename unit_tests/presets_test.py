@@ -11,6 +11,8 @@ import pytest
 
 from unit_tests.helpers import REPO_ROOT, TRACEBACK, run_module
 
+pytestmark = pytest.mark.slow  # end-to-end runs of the entry points (deselect with -m "not slow")
+
 WITHOUT_UNROLL_LENGTH = ('dqn', 'double_dqn', 'prioritized_dqn', 'c51_dqn', 'qr_dqn', 'rainbow', 'iqn')  # the replay-based Q agents with presets
 PRESET_PACKAGES = sorted(path.parent.name for path in Path(REPO_ROOT, 'deep_rl_zoo').glob('*/presets.py'))  # every agent with presets
 VALUE_TINY = ('--num_iterations=1', '--num_train_steps=1', '--num_eval_steps=0', '--noprogress', '--nouse_tensorboard')

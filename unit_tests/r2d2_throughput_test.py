@@ -7,6 +7,8 @@ import pytest
 
 from unit_tests.helpers import TRACEBACK, run_module
 
+pytestmark = pytest.mark.slow  # end-to-end runs of the entry points (deselect with -m "not slow")
+
 TINY = (
     '--actor_seconds=0', '--learner_steps=1', '--num_envs_per_actor=1', '--actor_update_interval=8', '--burn_in=2', '--unroll_length=4',
     '--batch_size=2', '--replay_capacity=100',

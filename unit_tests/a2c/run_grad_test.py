@@ -3,10 +3,14 @@ actor processes sending int8 gradients, eval_agent (A2C's) on its checkpoint wit
 Pong with the real ROM and eval_agent on that checkpoint, a bad compression flag refused.
 """
 
+import pytest
+
 from deep_rl_zoo import checkpoint
 from unit_tests import value_agents
 from unit_tests.a2c import run_test
 from unit_tests.value_agents import CARTPOLE
+
+pytestmark = pytest.mark.slow  # end-to-end runs of the entry points (deselect with -m "not slow")
 
 AGENT = value_agents.Agent('A2C-grad', 'deep_rl_zoo.a2c', run_suffix='_grad')
 

@@ -3,6 +3,7 @@ tests): run_classic on CartPole-v1 with two actor processes, eval_agent on its c
 on Pong with the real ROM and eval_agent on that checkpoint, a bad flag and another agent's checkpoint refused.
 """
 
+import pytest
 import os
 
 import torch
@@ -10,6 +11,8 @@ import torch
 from deep_rl_zoo import checkpoint
 from unit_tests import value_agents
 from unit_tests.value_agents import CARTPOLE
+
+pytestmark = pytest.mark.slow  # end-to-end runs of the entry points (deselect with -m "not slow")
 
 AGENT = value_agents.Agent('A2C', 'deep_rl_zoo.a2c')
 PPO = value_agents.Agent('PPO', 'deep_rl_zoo.ppo')

@@ -2,9 +2,12 @@
 CartPole with TensorBoard, run_atari on Pong, eval_agent videos of both checkpoints, a bad flag. The checks every
 agent's runs share are in unit_tests/value_agents.py."""
 
+import pytest
 import re
 
 from unit_tests import value_agents as runs
+
+pytestmark = pytest.mark.slow  # end-to-end runs of the entry points (deselect with -m "not slow")
 
 AGENT = runs.Agent('ActorCritic', 'deep_rl_zoo.actor_critic')
 # 4 CartPoles x 75 steps = 300 env steps per iteration, one update per 5 steps of each: 15 updates.

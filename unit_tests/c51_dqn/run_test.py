@@ -2,10 +2,13 @@
 TensorBoard and the results CSV, eval_agent videos on CartPole and Pong, run_atari on Pong, and one-line errors.
 The runs and the checks every value-based agent shares are in unit_tests/value_agents.py."""
 
+import pytest
 import glob
 
 from unit_tests import value_agents as runs
 from unit_tests.helpers import run_module
+
+pytestmark = pytest.mark.slow  # end-to-end runs of the entry points (deselect with -m "not slow")
 
 AGENT = runs.Agent('C51', 'deep_rl_zoo.c51_dqn')
 cartpole = runs.cartpole_fixture(AGENT)

@@ -2,7 +2,11 @@
 shares (unit_tests/value_agents.py), plus what is its own: uniform replay and van Hasselt et al.'s Atari settings.
 Resume, Breakout and the flag plumbing of every replay agent are tested with DQN (unit_tests/dqn/run_test.py)."""
 
+import pytest
+
 from unit_tests import value_agents as runs
+
+pytestmark = pytest.mark.slow  # end-to-end runs of the entry points (deselect with -m "not slow")
 
 AGENT = runs.Agent('DoubleDQN', 'deep_rl_zoo.double_dqn')
 cartpole = runs.cartpole_fixture(AGENT)

@@ -11,6 +11,8 @@ from deep_rl_zoo import checkpoint
 from unit_tests import value_agents as runs
 from unit_tests.helpers import run_module
 
+pytestmark = pytest.mark.slow  # end-to-end runs of the entry points (deselect with -m "not slow")
+
 AGENT = runs.Agent('DQN', 'deep_rl_zoo.dqn')
 cartpole = runs.cartpole_fixture(AGENT)
 # One tiny iteration on Pong with TensorBoard and debug screenshots every 50 steps.

@@ -3,8 +3,12 @@ checkpoints, CSV and TensorBoard, run_atari on flickering Pong (single frames, o
 eval_agent videos of both, and a bad flag. The runs and the checks every value-based agent shares are in
 unit_tests/value_agents.py."""
 
+import pytest
+
 from unit_tests import value_agents as runs
 from unit_tests.helpers import run_module
+
+pytestmark = pytest.mark.slow  # end-to-end runs of the entry points (deselect with -m "not slow")
 
 AGENT = runs.Agent('DRQN', 'deep_rl_zoo.drqn')
 cartpole = runs.cartpole_fixture(

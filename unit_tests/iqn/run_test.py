@@ -6,6 +6,8 @@ import pytest
 
 from unit_tests import value_agents as runs
 
+pytestmark = pytest.mark.slow  # end-to-end runs of the entry points (deselect with -m "not slow")
+
 AGENT = runs.Agent('IQN', 'deep_rl_zoo.iqn')
 cartpole = runs.cartpole_fixture(AGENT)
 # Fewer tau samples and a smaller batch than the paper's keep Pong quick on a CPU.

@@ -17,6 +17,8 @@ import torch
 from deep_rl_zoo import checkpoint
 from unit_tests.helpers import TRACEBACK, run_module
 
+pytestmark = pytest.mark.slow  # end-to-end runs of the entry points (deselect with -m "not slow")
+
 QUIET = ('--nouse_tensorboard', '--noprogress', '--learner_threads=1')
 
 

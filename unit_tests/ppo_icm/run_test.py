@@ -13,6 +13,8 @@ from tensorboard.backend.event_processing import event_accumulator
 from deep_rl_zoo import checkpoint
 from unit_tests.helpers import TRACEBACK, run_module
 
+pytestmark = pytest.mark.slow  # end-to-end runs of the entry points (deselect with -m "not slow")
+
 QUIET = ('--noprogress', '--learner_threads=1', '--num_actors=1', '--num_envs_per_actor=2', '--num_iterations=1')
 
 

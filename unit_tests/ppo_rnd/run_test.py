@@ -11,6 +11,8 @@ from deep_rl_zoo import checkpoint
 from unit_tests.helpers import run_module
 from unit_tests.ppo_icm.run_test import read_csv, scalars, train
 
+pytestmark = pytest.mark.slow  # end-to-end runs of the entry points (deselect with -m "not slow")
+
 
 def video_frames(directory):
     (video,) = os.listdir(directory)

@@ -7,6 +7,8 @@ import pytest
 from unit_tests import value_agents as runs
 from unit_tests.helpers import run_module
 
+pytestmark = pytest.mark.slow  # end-to-end runs of the entry points (deselect with -m "not slow")
+
 AGENT = runs.Agent('PrioritizedDQN', 'deep_rl_zoo.prioritized_dqn')
 cartpole = runs.cartpole_fixture(AGENT)
 pong = runs.pong_fixture(AGENT)

@@ -6,6 +6,8 @@ import pytest
 
 from unit_tests import value_agents as runs
 
+pytestmark = pytest.mark.slow  # end-to-end runs of the entry points (deselect with -m "not slow")
+
 AGENT = runs.Agent('QRDQN', 'deep_rl_zoo.qr_dqn')
 cartpole = runs.cartpole_fixture(AGENT)
 pong = runs.pong_fixture(AGENT)  # the paper's 200 quantiles

@@ -2,7 +2,11 @@
 TensorBoard and the results CSV, eval_agent videos on CartPole and Pong, run_atari on Pong. The runs and the
 checks every value-based agent shares are in unit_tests/value_agents.py."""
 
+import pytest
+
 from unit_tests import value_agents as runs
+
+pytestmark = pytest.mark.slow  # end-to-end runs of the entry points (deselect with -m "not slow")
 
 AGENT = runs.Agent('Rainbow', 'deep_rl_zoo.rainbow')
 cartpole = runs.cartpole_fixture(AGENT)

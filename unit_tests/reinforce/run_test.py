@@ -1,8 +1,12 @@
 """REINFORCE end to end (subprocesses, real environments, tiny budgets): run_classic on CartPole, eval_agent video,
 run_atari on Pong and eval_agent on it, bad flags. The runs and checks are in unit_tests/reinforce/runs.py."""
 
+import pytest
+
 from unit_tests import value_agents
 from unit_tests.reinforce import runs
+
+pytestmark = pytest.mark.slow  # end-to-end runs of the entry points (deselect with -m "not slow")
 
 AGENT = value_agents.Agent('REINFORCE', 'deep_rl_zoo.reinforce')
 BASELINE = value_agents.Agent('REINFORCE_BASELINE', 'deep_rl_zoo.reinforce_baseline')

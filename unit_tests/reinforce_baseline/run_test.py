@@ -2,8 +2,12 @@
 eval_agent video, run_atari on Pong and eval_agent on it, bad flags. The runs and checks are REINFORCE's
 (unit_tests/reinforce/runs.py)."""
 
+import pytest
+
 from unit_tests import value_agents
 from unit_tests.reinforce import runs
+
+pytestmark = pytest.mark.slow  # end-to-end runs of the entry points (deselect with -m "not slow")
 
 AGENT = value_agents.Agent('REINFORCE_BASELINE', 'deep_rl_zoo.reinforce_baseline')
 cartpole = runs.cartpole_fixture(AGENT)

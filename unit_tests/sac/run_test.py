@@ -4,6 +4,7 @@ back), run_atari on Pong with the real ROM and eval_agent on that checkpoint, a 
 checkpoint refused.
 """
 
+import pytest
 import os
 
 import torch
@@ -11,6 +12,8 @@ import torch
 from deep_rl_zoo import checkpoint
 from unit_tests import value_agents
 from unit_tests.value_agents import CARTPOLE
+
+pytestmark = pytest.mark.slow  # end-to-end runs of the entry points (deselect with -m "not slow")
 
 AGENT = value_agents.Agent('SAC', 'deep_rl_zoo.sac')
 A2C = value_agents.Agent('A2C', 'deep_rl_zoo.a2c')
