@@ -15,6 +15,7 @@ import torch
 from torch import nn
 
 from deep_rl_zoo import distributed
+from unit_tests.helpers import wait_until_asleep
 
 CPU = torch.device('cpu')
 CONTEXT = distributed.process_context([CPU])
@@ -186,8 +187,9 @@ def test_wait_newer_returns_at_once_when_the_version_is_already_newer():
 
 def _wait_in_child(parameters, waiter, version, timeout, ready, results):
     """Child process: says it is ready, waits, then reports (woken, wall seconds, CPU seconds, the monotonic
-    time it returned at (one clock for all processes), the weight it then copies)."""
-    ready.put(os.getpid())
+    time it returned at (one clock for all processes), the weight it then copies). Until it reports it has one
+    thread (a semaphore says ready, a queue would start a feeder thread), so its wchan is that of wait_newer."""
+    ready.release()
     start_wall, start_cpu = time.monotonic(), time.process_time()
     woken = parameters.wait_newer(version, timeout, waiter)
     end = time.monotonic()
@@ -199,7 +201,7 @@ def _wait_in_child(parameters, waiter, version, timeout, ready, results):
 
 def start_waiters(parameters, version, timeout, count=1):
     """`count` child processes blocked in wait_newer (each with its own waiter id); returns them and their results."""
-    ready, results = CONTEXT.Queue(), CONTEXT.Queue()
+    ready, results = CONTEXT.Semaphore(0), CONTEXT.Queue()
     children = [
         CONTEXT.Process(target=_wait_in_child, args=(parameters, parameters.add_waiter(CONTEXT), version, timeout, ready, results))
         for _ in range(count)
@@ -207,8 +209,9 @@ def start_waiters(parameters, version, timeout, count=1):
     for child in children:
         child.start()
     for _ in children:
-        ready.get(timeout=30)
-    time.sleep(0.2)  # from "ready" to asleep in wait_newer
+        assert ready.acquire(timeout=60)
+    for child in children:
+        wait_until_asleep(child.pid)  # from "ready" to asleep in wait_newer's semaphore
     return children, results
 
 
@@ -305,7 +308,8 @@ def test_an_actor_killed_with_sigkill_makes_receive_raise_within_two_seconds():
     with Pool(make_fake_actor, 2) as pool:
         pool.round(1.0, 2)
         pids = pool.pids()
-        time.sleep(0.1)  # both actors now wait for newer parameters
+        for pid in pids:
+            wait_until_asleep(pid)  # both actors now wait for newer parameters
         os.kill(pids[1], signal.SIGKILL)
         set_weight(pool.network, 2.0)
         publish_or_fail(pool.parameters, pool.network)  # must not hang on the dead waiter
@@ -331,9 +335,10 @@ def test_stop_wakes_idle_actors_and_terminates_busy_ones():
     slow = Pool(make_slow_actor, 2)
     slow.pool.start()
     slow.publish(1.0)
-    time.sleep(0.5)  # both actors are inside a 60 s collect and never look at the stop flag
     busy_pids = sorted(set(running_children()) - helpers)
     assert len(busy_pids) == 2
+    for pid in busy_pids:
+        wait_until_asleep(pid, 'hrtimer_nanosleep')  # inside its 60 s collect: it never looks at the stop flag
     start = time.monotonic()
     slow.pool.stop(timeout=0.5)
     assert time.monotonic() - start < 3.0
@@ -344,48 +349,67 @@ def test_stop_wakes_idle_actors_and_terminates_busy_ones():
 # --- Lock-free parameters ----------------------------------------------------------------------------------------
 
 
-def _copy_repeatedly(parameters, count, results):
-    """Child process: copies the parameters `count` times; reports any copy whose numbers are not all equal."""
-    network = nn.Linear(1000, 100)
-    torn = []
-    for _ in range(count):
+class CopyCounts:
+    """What a copying child has done so far, in shared memory: copies made, and versions among them that differ
+    from the one copied before (each a publish that came between two copies)."""
+
+    def __init__(self):
+        self.copies = CONTEXT.Value('q', 0, lock=False)
+        self.new_versions = CONTEXT.Value('q', 0, lock=False)
+
+
+def _copy_repeatedly(parameters, network, counts, stop, results):
+    """Child process: copies the parameters into `network` (shaped as the learner's) until `stop` is set, counting
+    in `counts`; reports every copy whose numbers are not all equal."""
+    torn, last_version = [], None
+    while not stop.is_set():
         version = parameters.copy_to(network)
-        values = torch.cat([network.weight.flatten(), network.bias])
+        values = torch.cat([parameter.flatten() for parameter in network.parameters()])
         if not torch.all(values == values[0]):
             torn.append((version, float(values.min()), float(values.max())))
+        counts.new_versions.value += version != last_version and last_version is not None
+        counts.copies.value += 1
+        last_version = version
     results.put(torn)
 
 
 def test_copies_made_while_the_learner_publishes_are_never_torn():
-    """Every publish writes one number everywhere; a copy that mixed two versions would hold two numbers."""
+    """Every publish writes one number everywhere; a copy that mixed two versions would hold two numbers. The
+    learner publishes until the reader has made 3,000 copies and seen over 100 versions arrive between its copies,
+    however the two processes share the CPU."""
     learner = nn.Linear(1000, 100)
     parameters = distributed.SharedParameters(learner, CONTEXT)
     with torch.no_grad():
         for parameter in learner.parameters():
             parameter.fill_(0.0)
     parameters.publish(learner)
-    results = CONTEXT.Queue()
-    child = CONTEXT.Process(target=_copy_repeatedly, args=(parameters, 3000, results))
+    counts, stop, results = CopyCounts(), CONTEXT.Event(), CONTEXT.Queue()
+    child = CONTEXT.Process(target=_copy_repeatedly, args=(parameters, nn.Linear(1000, 100), counts, stop, results))
     child.start()
+    deadline = time.monotonic() + 120  # a guard against a hang, not a measure of speed
     version = 1
-    while child.is_alive() and version < 100_000:
+    while counts.copies.value < 3000 or counts.new_versions.value <= 100:
+        assert child.is_alive() and time.monotonic() < deadline, f'{counts.copies.value} copies, {counts.new_versions.value} new versions'
         with torch.no_grad():
             for parameter in learner.parameters():
                 parameter.fill_(float(version))
         version = parameters.publish(learner)
+    stop.set()
     torn = results.get(timeout=60)
     child.join(10)
-    assert version > 100, 'the learner published too few versions to race with the copies'
     assert torn == []
 
 
 def test_publish_and_copy_need_no_lock_that_a_killed_reader_could_hold():
     learner = scalar_network(1.0)
     parameters = distributed.SharedParameters(learner, CONTEXT)
-    results = CONTEXT.Queue()
-    child = CONTEXT.Process(target=_copy_repeatedly, args=(parameters, 10**9, results))
+    counts = CopyCounts()
+    child = CONTEXT.Process(target=_copy_repeatedly, args=(parameters, scalar_network(0.0), counts, CONTEXT.Event(), CONTEXT.Queue()))
     child.start()
-    time.sleep(0.3)  # copying in a loop
+    deadline = time.monotonic() + 60
+    while counts.copies.value < 100:  # copying in a loop
+        assert child.is_alive() and time.monotonic() < deadline, 'the reader never copied'
+        time.sleep(0.01)
     os.kill(child.pid, signal.SIGKILL)
     child.join(5)
     publish_or_fail(parameters, learner)
@@ -408,22 +432,37 @@ def receive_within(pool, seconds):
     return received
 
 
+def receive_exactly(pool, count, seconds=120.0):
+    """The next `count` rollouts, however long they take (up to `seconds`, a guard against a hang); then 0.5 s in
+    which no other may arrive (a wait that shows an absence, not one that waits for work)."""
+    received = []
+    deadline = time.monotonic() + seconds
+    stop_at_deadline = type('Deadline', (), {'__bool__': lambda self: time.monotonic() >= deadline})()
+    while len(received) < count:
+        rollout = pool.receive(stop_at_deadline)
+        assert rollout is not None, f'{len(received)} of {count} rollouts after {seconds} s: {received}'
+        received.append(rollout)
+    extra = receive_within(pool, 0.5)
+    assert extra == [], f'{len(extra)} more rollouts than the {count} expected: {extra}'
+    return received
+
+
 def test_asynchronous_actors_fill_every_free_buffer_without_waiting_for_parameters():
     num_actors, num_buffers = 2, 3
     with Pool(make_fake_actor, num_actors, num_buffers=num_buffers, asynchronous=True) as pool:
         pool.publish(1.0)
-        first = receive_within(pool.pool, 1.5)
+        first = receive_exactly(pool.pool, num_actors * num_buffers)
         # Each actor filled all its buffers with version 1 and then waits for a free one, not for parameters.
         assert sorted((r.actor_id, r.buffer_index, r.version) for r in first) == [(a, b, 1) for a in range(num_actors) for b in range(num_buffers)]
         assert all(r.finished == [(1.0, r.actor_id)] for r in first)
         pool.publish(2.0)  # a newer version is picked up by the next rollout, not waited for
         pool.pool.release(first[0])
-        (second,) = receive_within(pool.pool, 1.0)
+        (second,) = receive_exactly(pool.pool, 1)
         assert (second.actor_id, second.buffer_index, second.version) == (first[0].actor_id, first[0].buffer_index, 2)
         assert torch.equal(pool.pool.buffer(second)['weight'], torch.full((3,), 2.0))
         for rollout in first[1:]:  # buffers given back are filled again, with the parameters of the moment
             pool.pool.release(rollout)
-        again = receive_within(pool.pool, 1.0)
+        again = receive_exactly(pool.pool, len(first) - 1)
         assert sorted((r.actor_id, r.buffer_index, r.version) for r in again) == sorted((r.actor_id, r.buffer_index, 2) for r in first[1:])
 
 
@@ -451,14 +490,15 @@ def test_restart_actors_replaces_a_killed_actor_and_the_pool_goes_on(asynchronou
     num_buffers = 2 if asynchronous else 1
     with Pool(make_fake_actor, 2, num_buffers=num_buffers, asynchronous=asynchronous, restart_actors=True) as pool:
         pool.publish(1.0)
-        first = receive_within(pool.pool, 1.0)
+        first = receive_exactly(pool.pool, 2 * num_buffers)
         old_pid = int(pool.pool.buffer(next(r for r in first if r.actor_id == 1))['pid'].item())
         os.kill(old_pid, signal.SIGKILL)
-        time.sleep(0.2)
+        while is_running(old_pid):  # dead before the release and the publish: it makes nothing more
+            time.sleep(0.01)
         for rollout in first:
             pool.pool.release(rollout)
         pool.publish(2.0)
-        second = receive_within(pool.pool, 3.0)
+        second = receive_exactly(pool.pool, 2 * num_buffers)  # every buffer filled again: actor 0's and the restarted one's
         from_restarted = [r for r in second if r.actor_id == 1]
         assert from_restarted, 'the restarted actor delivered nothing'
         new_pid = int(pool.pool.buffer(from_restarted[-1])['pid'].item())
@@ -481,10 +521,10 @@ def test_restart_actors_gives_up_after_max_restarts_naming_the_cause():
 def test_a_restarted_asynchronous_actor_never_refills_buffers_the_learner_still_holds():
     with Pool(make_actor_failing_on_third_rollout, 2, num_buffers=2, asynchronous=True, restart_actors=True) as pool:
         pool.publish(1.0)
-        held = [r for r in receive_within(pool.pool, 1.5) if r.actor_id == 1]
+        held = [r for r in receive_exactly(pool.pool, 4) if r.actor_id == 1]
         assert len(held) == 2  # actor 1 filled both buffers; its third rollout (after a release) will fail
         pool.pool.release(held[0])
-        after = [r for r in receive_within(pool.pool, 2.0) if r.actor_id == 1]
+        after = [r for r in receive_exactly(pool.pool, 1) if r.actor_id == 1]  # actor 0's buffers are all held
         assert pool.pool.restarts == [0, 1]
         # The restarted actor filled the buffer that was given back, never the one the learner still holds.
         assert [r.buffer_index for r in after] == [held[0].buffer_index]

@@ -7,6 +7,7 @@
 import os
 import subprocess
 import sys
+import time
 from typing import List, Optional
 
 from unit_tests.prewarmed_python import PrewarmedPython
@@ -80,6 +81,22 @@ RESULT_COLUMNS = [
     'eval_num_episodes',
     'checkpoint',
 ]
+
+
+def wait_until_asleep(pid: int, kernel_function: str = 'futex', seconds: float = 60.0) -> None:
+    """Waits until process `pid` sleeps in the kernel function named `kernel_function` (its /proc wchan: 'futex' for
+    a semaphore or lock, 'hrtimer_nanosleep' for time.sleep), as seen twice in a row; fails after `seconds` (a guard
+    against a hang, not a measure of speed). A kernel that hides wchan ('0') leaves only the state S to go by."""
+    deadline, seen = time.monotonic() + seconds, 0
+    while seen < 2:
+        assert time.monotonic() < deadline, f'process {pid} never slept in {kernel_function} within {seconds} s'
+        try:
+            with open(f'/proc/{pid}/stat') as stat, open(f'/proc/{pid}/wchan') as wchan:
+                state, where = stat.read().rsplit(')', 1)[1].split()[0], wchan.read().strip()
+        except FileNotFoundError:
+            raise AssertionError(f'process {pid} ended while it was expected to sleep in {kernel_function}') from None
+        seen = seen + 1 if state == 'S' and (where.startswith(kernel_function) or where == '0') else 0
+        time.sleep(0.01)
 
 
 def process_table() -> dict:
