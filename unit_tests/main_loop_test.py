@@ -13,6 +13,7 @@ import pytest
 import torch
 
 from deep_rl_zoo import checkpoint, gym_env, main_loop
+from deep_rl_zoo import experiment as experiment_lib
 from deep_rl_zoo.main_loop import Experiment, RunSettings, play_episodes, run_env_loop
 from unit_tests.helpers import RESULT_COLUMNS
 
@@ -450,12 +451,16 @@ def test_a_fast_asynchronous_learner_trains_on_batches_in_arrival_order_without_
     assert logged['dropped_rollouts'] == 0 and len(learner.lags) == 60 and learner.learner_steps == 20
 
 
-def test_no_iteration_starts_after_train_for_seconds(tmp_path, capsys):
+def test_no_iteration_starts_after_train_for_seconds(tmp_path, capsys, monkeypatch):
+    now = [1000.0]  # the experiment's clock, moved by hand: each iteration takes 0.15 s however fast the machine is
+    clock = types.ModuleType('time')
+    clock.__dict__.update(vars(time), monotonic=lambda: now[0])
+    monkeypatch.setattr(experiment_lib, 'time', clock)
     experiment = Experiment(settings(tmp_path, num_iterations=5, train_for_seconds=0.2), VECTOR_ENV)
     started = []
     for iteration in experiment.iterations:
         started.append(iteration)
-        time.sleep(0.15)
+        now[0] += 0.15
     assert started == [0, 1]  # 0.15 s in, iteration 1 may start; 0.3 s in, iteration 2 may not
     assert 'Stopping after iteration 1: 0 s of training reached the budget of 0 s' in capsys.readouterr().out
     assert list(Experiment(settings(tmp_path, num_iterations=3), VECTOR_ENV).iterations) == [0, 1, 2]  # 0: no budget
