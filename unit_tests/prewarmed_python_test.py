@@ -53,15 +53,23 @@ def test_a_forked_run_matches_a_fresh_interpreter(module_directory, monkeypatch,
 
 
 def test_a_run_past_its_timeout_is_killed_with_its_children(tmp_path):
+    """The run starts a child, says so in a file, then sleeps; its timeout must kill both. A timeout that came
+    before the child was started proves nothing, so the run is tried again with twice the timeout."""
+    sleep = f'import time; time.sleep(60)  # {tmp_path}'  # this test's sleepers, not another session's
     (tmp_path / 'prewarm_sleeper.py').write_text(
-        'import subprocess, sys\nsubprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])\n'
-        'import time\ntime.sleep(60)\n'
+        f'import pathlib, subprocess, sys\nsubprocess.Popen([sys.executable, "-c", {sleep!r}])\n'
+        'pathlib.Path("child_started").touch()\nimport time\ntime.sleep(60)\n'
     )
-    with pytest.raises(subprocess.TimeoutExpired):
-        run_module('prewarm_sleeper', cwd=str(tmp_path), timeout=1.5)
-    time.sleep(0.3)
-    sleepers = [pid for pid in process_table() if _command_line(pid).endswith('time.sleep(60)')]
-    assert not sleepers
+    timeout = 1.5
+    while not (tmp_path / 'child_started').exists():
+        assert timeout < 60, 'the run never started its child'
+        with pytest.raises(subprocess.TimeoutExpired):
+            run_module('prewarm_sleeper', cwd=str(tmp_path), timeout=timeout)
+        timeout *= 2
+    deadline = time.monotonic() + 30  # the sleepers would end by themselves only after 60 s
+    while [pid for pid in process_table() if _command_line(pid).endswith(sleep)]:
+        assert time.monotonic() < deadline, 'the run\'s child outlived its timeout'
+        time.sleep(0.05)
 
 
 def test_a_run_with_other_torch_import_variables_gets_a_fresh_interpreter():
