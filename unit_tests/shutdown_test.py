@@ -75,6 +75,16 @@ class Training:
             assert time.monotonic() < deadline, f'no checkpoint after {timeout} s: {self.stderr()}'
             time.sleep(0.05)
 
+    def wait_for_iteration(self, iteration, timeout=90.0):
+        """Waits until iteration `iteration` is under way: the results row of the one before it is written (its
+        checkpoint and evaluation are done). `timeout` guards against a hang, it does not measure speed."""
+        results = os.path.join(self.checkpoint_dir, f'{self.agent_name}_CartPole-v1_results.csv')
+        deadline = time.monotonic() + timeout
+        while not os.path.exists(results) or len(open(results).read().splitlines()) < 1 + iteration:
+            assert self.process.poll() is None, f'training ended early ({self.process.returncode}): {self.stderr()}'
+            assert time.monotonic() < deadline, f'iteration {iteration} not under way after {timeout} s: {self.stderr()}'
+            time.sleep(0.05)
+
     def actors(self):
         table = process_table()
         return sorted(pid for pid, (state, ppid, _) in table.items() if ppid == self.process.pid and state != 'Z')
@@ -131,10 +141,11 @@ class Training:
 def training(tmp_path, request):
     run = Training(str(tmp_path), request.param)
     try:
-        run.wait_for_checkpoint()
-        time.sleep(1.0)  # well into iteration 1: actors mostly wait for parameters while the learner updates
+        run.wait_for_iteration(1)
         actors = run.actors()
         assert len(actors) == NUM_ACTORS, f'expected {NUM_ACTORS} actor processes, found {actors}: {run.stderr()}'
+        for actor in actors:  # each waits for parameters (or a free buffer) while the learner updates
+            helpers.wait_until_asleep(actor)
         assert group_members(run.pgid) == sorted([run.process.pid, *actors])
         yield run, actors
     finally:
@@ -209,7 +220,7 @@ def test_restart_actors_replaces_a_killed_actor_and_the_run_goes_on(tmp_path):
         iteration = checkpoint.load_checkpoint(
             checkpoint.latest_checkpoint(run.checkpoint_dir, 'IMPALA', 'CartPole-v1'), agent_name='IMPALA', environment_name='CartPole-v1'
         )['iteration']
-        run.wait_for_checkpoint(iteration + 2, timeout=30.0)  # training goes on with a fresh actor in place of the dead one
+        run.wait_for_checkpoint(iteration + 2)  # training goes on with a fresh actor in place of the dead one
         replacements = sorted(set(run.actors()) - set(actors))
         assert len(run.actors()) == NUM_ACTORS and len(replacements) == 1 and victim not in run.actors()
         assert re.search(rf'^actor [0-3] \(pid {victim}\) died with exit code -9; restarting it \(restart 1 of at most 10\)$', run.stderr(), re.M), run.stderr()
@@ -221,3 +232,4 @@ def test_restart_actors_replaces_a_killed_actor_and_the_run_goes_on(tmp_path):
         run.check_latest_checkpoint_loads()
     finally:
         run.kill_all()
+
