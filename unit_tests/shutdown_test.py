@@ -11,13 +11,14 @@ import os
 import re
 import signal
 import subprocess
+import textwrap
 import time
 
 import pytest
 
 from deep_rl_zoo import checkpoint
 from unit_tests import helpers
-from unit_tests.helpers import REPO_ROOT, TRACEBACK, python_executable
+from unit_tests.helpers import REPO_ROOT, TRACEBACK, python_executable, run_environment
 
 NUM_ACTORS = 4
 # 4 actors x 1 env x 16 steps = 64 env steps per update: 4 updates, then a checkpoint. 40 epochs per update keep
@@ -233,3 +234,37 @@ def test_restart_actors_replaces_a_killed_actor_and_the_run_goes_on(tmp_path):
     finally:
         run.kill_all()
 
+
+ENDING = """
+import atexit, os, sys, threading, time
+from deep_rl_zoo import flags
+
+class Teardown:
+    def __del__(self):
+        print('teardown ran', flush=True)
+
+kept = Teardown()  # freed only by the interpreter's teardown
+atexit.register(lambda: print('exit handler ran', flush=True))
+
+def main():
+    threading.Thread(target=lambda: (time.sleep(0.2), print('thread finished', flush=True))).start()
+    ending = os.environ['ENDING']
+    sys.exit(int(ending) if ending.isdigit() else None if ending == 'none' else ending)
+
+flags.run(main)
+"""
+
+
+@pytest.mark.parametrize('ending, status', [('none', 0), ('130', 130), ('error: boom', 1)])
+def test_a_run_ends_as_the_interpreter_would_without_its_teardown(tmp_path, ending, status):
+    """The teardown of an interpreter that imported torch (every module and object freed) costs about 1.5 s of CPU,
+    which made a stopped run end more than SHUTDOWN_SECONDS after its signal on a busy machine. A run script ends
+    without it: its exit status and message, non-daemon threads and exit handlers are those of sys.exit."""
+    (tmp_path / 'ending.py').write_text(textwrap.dedent(ENDING))
+    proc = subprocess.run(
+        [python_executable(), str(tmp_path / 'ending.py')], env=dict(run_environment(), ENDING=ending),
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert proc.returncode == status, proc.stderr
+    assert proc.stdout == 'thread finished\nexit handler ran\n'
+    assert proc.stderr == ('error: boom\n' if status == 1 else '')
