@@ -4,6 +4,8 @@ the order in which run_actors_and_learner hands rollouts to the learner."""
 import csv
 import itertools
 import math
+import multiprocessing
+import os
 import time
 import types
 
@@ -15,7 +17,7 @@ import torch
 from deep_rl_zoo import checkpoint, gym_env, main_loop
 from deep_rl_zoo import experiment as experiment_lib
 from deep_rl_zoo.main_loop import Experiment, RunSettings, play_episodes, run_env_loop
-from unit_tests.helpers import RESULT_COLUMNS
+from unit_tests.helpers import RESULT_COLUMNS, wait_until_asleep
 
 
 class ScriptedActor:
@@ -332,17 +334,23 @@ def test_create_environment_refuses_unknown_kind_and_non_square_frames():
 # ------------------------------------------------------------------------------ run_actors_and_learner
 
 
-class _ActorOfKnownSpeed:
-    """Writes its id into the buffer; actor 0 takes 0.3 s per rollout, so actor 1's always arrives first."""
+class _ActorDeliveringInReverse:
+    """Writes its id into the buffer. Actor 0 fills its buffer only once actor 1 has filled its own this round and
+    sleeps waiting for the next parameters (its rollout sent), so actor 1's always arrives first however fast either
+    runs. `rounds` and `pids`: shared arrays of the rollouts each actor made and of their pids."""
 
-    def __init__(self, actor_id):
-        self.actor_id = actor_id
+    def __init__(self, actor_id, rounds, pids):
+        self.actor_id, self.rounds, self.pids = actor_id, rounds, pids
         self.network = torch.nn.Linear(1, 1)
+        pids[actor_id] = os.getpid()
 
     def collect(self, buffer):
         if self.actor_id == 0:
-            time.sleep(0.3)
+            while self.rounds[1] <= self.rounds[0]:
+                time.sleep(0.01)
+            wait_until_asleep(self.pids[1])
         buffer['actor'].fill_(self.actor_id)
+        self.rounds[self.actor_id] += 1
         return []
 
 
@@ -374,8 +382,9 @@ def test_the_learner_gets_the_rollouts_in_actor_order_whatever_order_they_arrive
     experiment = Experiment(settings(tmp_path, num_iterations=1, num_train_steps=6, num_eval_steps=0), VECTOR_ENV)
     learner = _OrderRecordingLearner()
     eval_env = types.SimpleNamespace(close=lambda: None)
+    rounds, pids = multiprocessing.get_context('fork').Array('i', 2), multiprocessing.get_context('fork').Array('i', 2)
     main_loop.run_actors_and_learner(
-        experiment, learner, lambda actor_id, device: _ActorOfKnownSpeed(actor_id), spec, 2, False, AlwaysLeft(), eval_env
+        experiment, learner, lambda actor_id, device: _ActorDeliveringInReverse(actor_id, rounds, pids), spec, 2, False, AlwaysLeft(), eval_env
     )
     assert learner.orders == [[0, 1], [0, 1], [0, 1]]  # 6 steps: 3 updates of one step from each of 2 actors
 
