@@ -392,8 +392,9 @@ def test_the_learner_gets_the_rollouts_in_actor_order_whatever_order_they_arrive
 class _ActorReportingItsParameter:
     """Writes its network's weight (set by the learner to its update count) into the buffer, quickly."""
 
-    def __init__(self, actor_id):
+    def __init__(self, actor_id, pids):
         self.network = torch.nn.Linear(1, 1, bias=False)
+        pids[actor_id] = os.getpid()
 
     def collect(self, buffer):
         time.sleep(0.01)
@@ -403,23 +404,27 @@ class _ActorReportingItsParameter:
 
 class _SlowLearner(_OrderRecordingLearner):
     """Sets its weight to its update count, so a rollout made by version v (published after v - 1 updates) holds
-    v - 1; records, for every rollout it trains on, how many updates old its parameters were."""
+    v - 1; records, for every rollout it trains on, how many updates old its parameters were. With `actor_pids`, each
+    update lasts until every actor has filled all its free buffers and sleeps waiting for one: the slowest learner."""
 
-    def __init__(self, seconds_per_update):
+    def __init__(self, seconds_per_update, actor_pids=None):
         super().__init__()
         self.network = torch.nn.Linear(1, 1, bias=False)
         torch.nn.init.zeros_(self.network.weight)
         self.seconds_per_update = seconds_per_update
+        self.actor_pids = actor_pids
         self.lags = []
 
     def update(self, buffers):
         self.lags += [self.learner_steps - int(buffer['made_by'].item()) for buffer in buffers]
         time.sleep(self.seconds_per_update)
+        for pid in self.actor_pids or ():
+            wait_until_asleep(pid)
         self.learner_steps += 1
         torch.nn.init.constant_(self.network.weight, float(self.learner_steps))
 
 
-def run_asynchronous(tmp_path, learner, max_policy_lag, batch_rollouts=1, num_train_steps=60):
+def run_asynchronous(tmp_path, learner, max_policy_lag, batch_rollouts=1, num_train_steps=60, actor_pids=None):
     spec = {'observation': ((1, 1, 4), torch.float32), 'reward': ((1, 1), torch.float32), 'made_by': ((1,), torch.float32)}
     experiment = Experiment(settings(tmp_path, num_iterations=1, num_train_steps=num_train_steps, num_eval_steps=0), VECTOR_ENV)
     logged = {}
@@ -429,15 +434,16 @@ def run_asynchronous(tmp_path, learner, max_policy_lag, batch_rollouts=1, num_tr
     )
     asynchronous = main_loop.AsyncSettings(num_buffers_per_actor=3, batch_rollouts=batch_rollouts, max_policy_lag=max_policy_lag)
     main_loop.run_actors_and_learner(
-        experiment, learner, lambda actor_id, device: _ActorReportingItsParameter(actor_id), spec, 2, False, AlwaysLeft(),
+        experiment, learner, lambda actor_id, device: _ActorReportingItsParameter(actor_id, actor_pids or [0, 0]), spec, 2, False, AlwaysLeft(),
         types.SimpleNamespace(close=lambda: None), asynchronous,
     )  # fmt: skip
     return logged
 
 
 def test_a_slow_asynchronous_learner_drops_and_counts_rollouts_that_lag_too_far(tmp_path):
-    learner = _SlowLearner(seconds_per_update=0.05)
-    logged = run_asynchronous(tmp_path, learner, max_policy_lag=1)
+    actor_pids = multiprocessing.get_context('fork').Array('i', 2)
+    learner = _SlowLearner(seconds_per_update=0.0, actor_pids=actor_pids)
+    logged = run_asynchronous(tmp_path, learner, max_policy_lag=1, actor_pids=actor_pids)
     assert learner.lags and max(learner.lags) <= 1
     assert logged['dropped_rollouts'] > 0  # 2 actors x 3 buffers of rollouts queue up behind a slow learner
     assert logged['dropped_rollouts'] + len(learner.lags) == 60  # every rollout received is trained on or dropped
