@@ -23,12 +23,13 @@ def python_executable() -> str:
     return venv_python if os.path.exists(venv_python) else sys.executable
 
 
-def run_module(module: str, *flags: str, cwd: str = REPO_ROOT, timeout: float = 120) -> subprocess.CompletedProcess:
+def run_module(module: str, *flags: str, cwd: str = REPO_ROOT, timeout: float = 600) -> subprocess.CompletedProcess:
     """Runs `python -m <module> <flags...>` and returns the finished process (text stdout/stderr captured).
 
     One torch/BLAS thread in the child (2-core test machines); the repo root is on PYTHONPATH so `cwd` may be a
     temporary directory. On timeout the child is killed and `subprocess.TimeoutExpired` propagates, which fails
-    the calling test with the command line in its message.
+    the calling test with the command line in its message. The timeout guards against a hang, it does not measure
+    speed: a busy 2-core machine can take minutes for what takes seconds alone.
 
     The run is forked from a server that has imported torch already (`unit_tests.prewarmed_python`), which saves
     about 2 s per run; `DEEP_RL_ZOO_TEST_PREWARM=0` starts each run as a fresh interpreter instead.

@@ -166,7 +166,7 @@ def test_run_classic_with_a_gru_core_then_eval_agent(tmp_path):
         'deep_rl_zoo.appo.run_classic', '--noprogress', '--learner_threads=1', f'--checkpoint_dir={checkpoint_dir}', f'--runs_dir={tmp_path}/runs',
         '--environment_name=CartPole-v1', '--num_iterations=1', '--num_train_steps=512', '--num_eval_steps=300', '--seed=2',
         '--num_workers=2', '--num_envs_per_worker=2', '--rollout=16', '--batch_size=64', '--num_batches_per_epoch=1', '--num_epochs=2',
-        '--use_rnn', '--rnn_size=16', '--recurrence=8', cwd=str(tmp_path), timeout=120,
+        '--use_rnn', '--rnn_size=16', '--recurrence=8', cwd=str(tmp_path), timeout=600,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert TRACEBACK not in proc.stderr

@@ -25,7 +25,7 @@ def read_csv(path):
         return list(csv.DictReader(file))
 
 
-def train(module, directory, *flags, timeout=120):
+def train(module, directory, *flags, timeout=600):
     checkpoint_dir = os.path.join(directory, 'checkpoints')
     proc = run_module(module, *QUIET, f'--checkpoint_dir={checkpoint_dir}', f'--runs_dir={directory}/runs', *flags, cwd=str(directory), timeout=timeout)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -94,7 +94,7 @@ def test_the_model_cards_config_runs_a_short_pong_job_with_command_line_override
     proc, checkpoint_dir = train(
         'deep_rl_zoo.appo.run_atari', tmp_path, f'--config_json={CARD}', '--environment_name=atari_pong', '--num_workers=2',
         '--num_envs_per_worker=2', '--rollout=8', '--batch_size=16', '--num_batches_per_epoch=2', '--num_iterations=1',
-        '--num_train_steps=64', '--num_eval_steps=20', '--nouse_tensorboard', timeout=240,
+        '--num_train_steps=64', '--num_eval_steps=20', '--nouse_tensorboard', timeout=600,
     )  # fmt: skip
     # the card's hardware keys and checkpoint timers, noted one per line
     assert f'{CARD}: ignored 23 settings that change nothing learned here:\n  device: ' in proc.stdout
