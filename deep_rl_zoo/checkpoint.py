@@ -379,6 +379,23 @@ def load_checkpoint(
     return payload
 
 
+def load_state(target: Any, state: Mapping[str, Any], checkpoint_name: str) -> None:
+    """`target.load_state_dict(state)` (a network, or an agent that loads its networks), refusing in one line a state
+    whose networks have another layout than this version of the agent builds (a checkpoint of an earlier version)."""
+    try:
+        target.load_state_dict(state)
+    except RuntimeError as error:
+        message = str(error)
+        if "Error(s) in loading state_dict" not in message:
+            raise
+        detail = " ".join(line.strip() for line in message.splitlines()[1:])
+        detail = detail if len(detail) <= 200 else detail[:200] + "..."
+        raise CheckpointError(
+            f"{checkpoint_name} holds networks of another layout than this version of the agent builds ({detail}): "
+            "retrain with this version, or use the version that wrote it"
+        ) from None
+
+
 def latest_checkpoint(checkpoint_dir: str, agent_name: str, environment_name: str) -> str | None:
     """Returns the path of the highest-iteration milestone checkpoint of this agent and environment, or None
     (`list_checkpoints` also lists the periodic ones)."""

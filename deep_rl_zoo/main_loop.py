@@ -96,7 +96,7 @@ def run_single_process(
     stop_request = distributed.StopRequest()
     experiment.stop_request = stop_request
     if experiment.resumed_state is not None:
-        agent.load_state_dict(experiment.resumed_state)
+        checkpoint.load_state(agent, experiment.resumed_state, 'the checkpoint this run resumes from')
     experiment.restore_replay(agent)
     episodes = trackers.EpisodeTracker(train_env.num_envs)
     loop = run_env_loop(agent, train_env)
@@ -285,7 +285,7 @@ def run_actors_and_learner(
     every `save_every_sec`, and a spent budget ends the iteration early (see `experiment.Experiment`).
     """
     if experiment.resumed_state is not None:
-        learner.load_state_dict(experiment.resumed_state)
+        checkpoint.load_state(learner, experiment.resumed_state, 'the checkpoint this run resumes from')
     experiment.restore_replay(learner)
     devices = distributed.actor_devices(num_actors, actors_on_gpu)
     context = distributed.process_context(devices)
@@ -493,7 +493,7 @@ def evaluate_checkpoint(
     record = bool(values['recording_video_dir'])
     env = create_environment(kind, train_values, 1, values['seed'], use_python_wrappers=True, render=record)
     network = make_network(env, train_values)
-    network.load_state_dict(loaded['state']['network'])
+    checkpoint.load_state(network, loaded['state']['network'], f'checkpoint {values["load_checkpoint_file"]}')
     network.eval()
     actor: Actor = make_actor(network, env, values['seed'])
     recorder = _RecordingActor(actor, env) if record else None

@@ -323,3 +323,20 @@ def test_the_ways_of_writing_one_atari_game_are_one_environment(tmp_path):
         assert main_loop.canonical_environment({"environment_kind": "atari", "environment_name": name})["environment_name"] == "Pong"
     assert main_loop.canonical_environment({"environment_kind": "atari", "environment_name": "montezuma_revenge"})["environment_name"] == "MontezumaRevenge"
     assert main_loop.canonical_environment({"environment_kind": "classic", "environment_name": "LunarLander-v2"})["environment_name"] == "LunarLander-v2"
+
+
+def test_a_state_of_another_network_layout_is_refused_in_one_line():
+    older, newer = nn.LSTM(128, 4), nn.LSTM(131, 4)  # e.g. R2D2's LSTM before it took the previous action and reward
+    with pytest.raises(checkpoint.CheckpointError) as caught:
+        checkpoint.load_state(newer, older.state_dict(), 'checkpoint old.ckpt')
+    message = str(caught.value)
+    assert message.startswith('checkpoint old.ckpt holds networks of another layout than this version of the agent builds (size mismatch for weight_ih_l0')
+    assert '\n' not in message and message.endswith('retrain with this version, or use the version that wrote it')
+    checkpoint.load_state(newer, newer.state_dict(), 'checkpoint new.ckpt')  # the same layout loads
+
+    class Failing:
+        def load_state_dict(self, state):
+            raise RuntimeError('something else')
+
+    with pytest.raises(RuntimeError, match='something else'):  # not a layout mismatch: not hidden
+        checkpoint.load_state(Failing(), {}, 'checkpoint x.ckpt')

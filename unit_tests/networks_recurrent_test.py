@@ -1,10 +1,11 @@
 """RecurrentQNetwork (DRQN): shapes, unrolling equals stepping, episode-start resets per environment, the Atari
-network on single uint8 frames, and bad input."""
+network on single uint8 frames, and bad input; R2D2's network: the previous action and reward reach its LSTM."""
 
 import pytest
 import torch
 
 from deep_rl_zoo.networks.common import MlpTorso
+from deep_rl_zoo.networks.recurrent_value import PreviousStep, mlp_recurrent_dueling_q_network
 from deep_rl_zoo.networks.value import RecurrentQNetwork, mlp_recurrent_q_network, nature_cnn_recurrent_q_network
 
 
@@ -87,3 +88,23 @@ def test_bad_input_is_refused():
         net(torch.randn(4, 2, 3), None, torch.zeros(4, 3, dtype=torch.bool))
     with pytest.raises(ValueError, match='num_actions and hidden_size must be >= 1'):
         RecurrentQNetwork(MlpTorso(3, (4,)), 0, 8)
+
+
+def test_r2d2_network_feeds_the_previous_action_and_reward_to_its_lstm():
+    torch.manual_seed(0)
+    net = mlp_recurrent_dueling_q_network(observation_size=3, num_actions=4, hidden_size=8)
+    assert net.lstm.input_size == 8 + 4 + 1  # torso features, one-hot a_t-1, r_t-1
+    observation = torch.randn(5, 2, 3)
+    previous = PreviousStep(torch.tensor([[0, 1], [2, 3], [1, 1], [0, 2], [3, 0]]), torch.zeros(5, 2, requires_grad=True))
+    q, (h, c) = net(observation, previous)
+    assert q.shape == (5, 2, 4) and h.shape == c.shape == (2, 8)
+    # The reward reaches every later output through the LSTM: a gradient at step 1 from the last step's Q.
+    q[-1].sum().backward()
+    assert previous.reward.grad[1].abs().gt(0).all() and previous.reward.grad.abs().sum() > 0
+    # Another previous action at step 2 changes Q from step 2 on, not before.
+    other_action = previous.action.clone()
+    other_action[2] = (other_action[2] + 1) % 4
+    q_other, _ = net(observation, PreviousStep(other_action, previous.reward.detach()))
+    assert torch.equal(q_other[:2], q[:2].detach()) and not torch.allclose(q_other[2:], q[2:].detach())
+    with pytest.raises(ValueError, match=r'previous reward must have shape \[T, B\]=\(5, 2\)'):
+        net(observation, PreviousStep(previous.action, torch.zeros(5, 1)))

@@ -45,7 +45,7 @@ from deep_rl_zoo.networks.recurrent_value import lstm_size
 from deep_rl_zoo.ngu import replay as ngu_replay
 from deep_rl_zoo.ppo_icm.agent import RoomStatistics, counts_rooms, environment_kind
 from deep_rl_zoo.r2d2 import agent as r2d2_agent
-from deep_rl_zoo.r2d2.agent import SequenceLearnerBookkeeping, actor_environment, apex_epsilons, sequence_layout, sequence_loss, write_visited_rooms
+from deep_rl_zoo.r2d2.agent import SequenceLearnerBookkeeping, actor_environment, apex_epsilons, sequence_layout, sequence_loss, unroll_with_burn_in, write_visited_rooms
 from deep_rl_zoo.replay_agent import frozen_copy
 from deep_rl_zoo.rollouts import transition_spec
 from deep_rl_zoo.schedule import LinearSchedule
@@ -244,18 +244,6 @@ def step_inputs(action: torch.Tensor, reward: torch.Tensor, extras: torch.Tensor
     previous_intrinsic = torch.cat([extras[:1, :, ngu_replay.PREVIOUS_INTRINSIC_REWARD], extras[:, :, ngu_replay.INTRINSIC_REWARD]])
     policy = extras[:1, :, ngu_replay.POLICY].long().expand(action.shape[0] + 1, -1)
     return StepInputs(previous_action, previous_reward, previous_intrinsic, policy)
-
-
-def unroll_with_burn_in(network: nn.Module, observation: torch.Tensor, inputs: StepInputs, state, first: torch.Tensor, burn_in: int) -> torch.Tensor:
-    """R2D2's burn-in (`r2d2.agent.unroll_with_burn_in`) for the NGU Q network: no gradient reaches the stored state
-    of sequences that start mid-episode through the first `burn_in` steps."""
-    if burn_in == 0:
-        return network(observation, inputs, state, first)[0]
-    q_burn_in, state = network(observation[:burn_in], StepInputs(*(x[:burn_in] for x in inputs)), state, first[:burn_in])
-    starts_episode = first[0].unsqueeze(1)
-    state = tuple(torch.where(starts_episode, part, part.detach()) for part in state)
-    q_rest, _ = network(observation[burn_in:], StepInputs(*(x[burn_in:] for x in inputs)), state, first[burn_in:])
-    return torch.cat([q_burn_in, q_rest])
 
 
 class LearnerBatch(NamedTuple):

@@ -1,17 +1,20 @@
 """R2D2: "Recurrent Experience Replay in Distributed Reinforcement Learning" (Kapturowski et al. 2019).
 
 Actor processes never wait for the learner (the asynchronous mode of `main_loop.run_actors_and_learner`). Each steps
-a vector of environments with its copy of a recurrent dueling Q network (`networks.recurrent_value`), epsilon-greedy
+a vector of environments with its copy of a recurrent dueling Q network (`networks.recurrent_value`: its LSTM sees
+the observation's features, the previous action one-hot and the previous reward, as the paper's), epsilon-greedy
 with a fixed epsilon per environment from the Ape-X ladder (Horgan et al. 2018): environment i of all N acts with
 epsilon_i = 0.4^(1 + 7 i / (N - 1)) (Ape-X's actors are our environments; one environment of one actor acts with
-0.4). The LSTM state advances on every step, random ones included, and is zeroed at episode starts. A rollout is
-`actor_update_interval` steps per environment: the steps and the LSTM state before each, written to shared memory;
-between rollouts the actor takes the newest parameters (the paper pulls them every 400 steps).
+0.4). The LSTM state advances on every step, random ones included; it and the previous action and reward are zeroed
+at episode starts. A rollout is `actor_update_interval` steps per environment: the steps and the actor's carried
+state before each ((h, c), a_t-1, r_t-1), written to shared memory; between rollouts the actor takes the newest
+parameters (the paper pulls them every 400 steps).
 
 The learner adds each rollout's steps to one prioritized replay of sequences (`replay.PrioritizedSequenceReplay`),
 one stream per actor environment: sequences of burn_in + unroll_length steps, starting ceil(unroll_length / 2) steps
 apart within an episode (the paper: 80 steps, overlapping by 40), padded at an episode's end without repeating the
-overlap, each with the actor's stored LSTM state before its first step (section 3, "stored state"). Once the replay
+overlap, each with the actor's carried state before its first step (section 3, "stored state"; with the previous
+action and reward, the network's inputs at that step). Once the replay
 holds `min_replay_size` sequences it takes one gradient step per `learn_interval` env steps added:
 
 1. draw B sequences with probability p^alpha / sum p^alpha, importance weights w = (N P)^-beta / max w;
@@ -41,9 +44,10 @@ from torch import nn
 from deep_rl_zoo import main_loop, trackers, transformed_returns
 from deep_rl_zoo import replay as replay_lib
 from deep_rl_zoo.drqn.agent import pad_first
-from deep_rl_zoo.greedy_actors import RecurrentEpsilonGreedyActor, as_tensor
-from deep_rl_zoo.gym_env import VectorEnvironment
+from deep_rl_zoo.greedy_actors import as_tensor
+from deep_rl_zoo.gym_env import VectorEnvironment, VectorStep
 from deep_rl_zoo.networks.recurrent_value import (
+    PreviousStep,
     RecurrentDuelingQNetwork,
     lstm_size,
     minigrid_recurrent_dueling_q_network,
@@ -127,15 +131,15 @@ def apex_epsilons(num_actors: int, base: float = 0.4, alpha: float = 7.0) -> np.
 def rollout_spec(steps: int, kind: str) -> Callable[..., dict[str, tuple[tuple[int, ...], torch.dtype]]]:
     """The spec function (env, num_envs, _) -> shapes of an `R2d2Actor`'s buffer for rollouts of `steps` steps per
     environment (`actor_update_interval`; the core's third argument, the learned sequence length, is not the rollout
-    length here) of an environment of `kind`: `rollouts.transition_spec`, the LSTM state (h, c) before each step
-    ('recurrent_state' [T, N, 2 * lstm_size(kind)]), the index of the actor's first environment among all of the run
+    length here) of an environment of `kind`: `rollouts.transition_spec`, the actor's carried state before each step
+    ('recurrent_state' [T, N, 2 * lstm_size(kind) + 2]: the LSTM's (h, c), a_t-1, r_t-1; `R2d2Policy.carried_state`), the index of the actor's first environment among all of the run
     ('first_stream' [1]) and 'visited_rooms' [T, N] (Montezuma's Revenge: the rooms of the episode ending there, else
     0; never replayed)."""
 
     def spec(env: VectorEnvironment, num_envs: int, unroll_length: int) -> dict[str, tuple[tuple[int, ...], torch.dtype]]:
         return {
             **transition_spec(env, num_envs, steps),
-            'recurrent_state': ((steps, num_envs, 2 * lstm_size(kind)), torch.float32),
+            'recurrent_state': ((steps, num_envs, carried_state_size(lstm_size(kind))), torch.float32),
             'first_stream': ((1,), torch.int64),
             'visited_rooms': ((steps, num_envs), torch.float32),
         }
@@ -160,6 +164,78 @@ def write_visited_rooms(env: VectorEnvironment, buffer: dict[str, torch.Tensor])
         buffer['visited_rooms'].zero_()
 
 
+def carried_state_size(hidden_size: int) -> int:
+    """Floats of an R2D2 actor's carried state: the LSTM's h and c, the previous action and the previous reward."""
+    return 2 * hidden_size + 2
+
+
+class R2d2Policy:
+    """Epsilon-greedy acting with R2D2's network for a vector of environments (an actor's, one epsilon each, or the
+    evaluation's): it carries each environment's LSTM state and previous action and reward from step to step, all
+    zeroed where an episode starts and at `reset()`, and the state advances on random (epsilon) steps too."""
+
+    def __init__(self, network: RecurrentDuelingQNetwork, epsilon: float | np.ndarray, seed: int = 0, device: torch.device = torch.device('cpu')):
+        self.network = network
+        self.epsilon = epsilon
+        self.device = device
+        self._random = np.random.default_rng(seed)
+        self.reset()
+
+    def reset(self) -> None:
+        """Forgets every environment's episode: the next `act` starts them all."""
+        self.state: tuple[torch.Tensor, torch.Tensor] | None = None
+        self._previous: tuple[np.ndarray, np.ndarray] | None = None  # (action, reward) [N] each
+        self._first: np.ndarray | None = None  # [N] bool: the env starts an episode at the next act
+
+    def _start(self, num_envs: int) -> None:
+        if self._previous is None:
+            self._previous = (np.zeros(num_envs, np.int64), np.zeros(num_envs, np.float32))
+            self._first = np.ones(num_envs, bool)
+
+    @torch.no_grad()
+    def act(self, observation: np.ndarray) -> np.ndarray:
+        self._start(len(observation))
+        previous = PreviousStep(*(as_tensor(value, self.device).unsqueeze(0) for value in self._previous))
+        first = as_tensor(self._first, self.device).unsqueeze(0)
+        q_values, self.state = self.network(as_tensor(observation, self.device).unsqueeze(0), previous, self.state, first)
+        actions = q_values.squeeze(0).argmax(dim=-1).cpu().numpy()
+        explore = self._random.random(len(actions)) < self.epsilon
+        actions[explore] = self._random.integers(self.network.num_actions, size=int(explore.sum()))
+        self._first = np.zeros(len(actions), bool)
+        return actions
+
+    def observe(self, action: np.ndarray, step: VectorStep) -> None:
+        """The next step's previous action and reward (zeros where the episode ended: the next step starts one)."""
+        ended = step.terminated | step.truncated
+        self._previous = (np.where(ended, 0, action).astype(np.int64), np.where(ended, 0.0, step.reward).astype(np.float32))
+        self._first = ended.copy()
+
+    def carried_state(self, num_envs: int) -> np.ndarray:
+        """What the next step starts from, [N, 2 * hidden_size + 2]: (h, c), zeros where an episode starts, then the
+        previous action and reward."""
+        self._start(num_envs)
+        if self.state is None:
+            lstm_state = np.zeros((num_envs, 2 * self.network.hidden_size), np.float32)
+        else:
+            lstm_state = torch.cat(self.state, dim=1).cpu().numpy()
+            lstm_state[self._first] = 0.0
+        return np.concatenate([lstm_state, np.stack(self._previous, axis=1).astype(np.float32)], axis=1)
+
+
+def split_carried_state(carried: torch.Tensor, hidden_size: int) -> tuple[tuple[torch.Tensor, torch.Tensor], PreviousStep]:
+    """(h, c) [B, hidden_size] each and the previous action and reward [1, B] of carried states [B, 2 * hidden + 2]."""
+    state = (carried[:, :hidden_size], carried[:, hidden_size : 2 * hidden_size])
+    return state, PreviousStep(carried[None, :, 2 * hidden_size].long(), carried[None, :, 2 * hidden_size + 1])
+
+
+def sequence_inputs(first_previous: PreviousStep, action: torch.Tensor, reward: torch.Tensor, first_all: torch.Tensor) -> PreviousStep:
+    """The previous action and reward [T + 1, B] at a batch of sequences' T + 1 observations: the stored ones at the
+    first, then each step's own action and reward, zeroed where an episode starts (`first_all` [T + 1, B])."""
+    previous_action = torch.cat([first_previous.action, action])
+    previous_reward = torch.cat([first_previous.reward, reward])
+    return PreviousStep(torch.where(first_all, 0, previous_action), torch.where(first_all, 0.0, previous_reward))
+
+
 class R2d2Actor:
     """Steps a vector of environments epsilon-greedily (one epsilon per environment) with a recurrent Q network and
     writes `unroll_length` steps per environment per `collect` (see `rollout_spec`)."""
@@ -182,25 +258,16 @@ class R2d2Actor:
         self.unroll_length = unroll_length
         self.first_stream = first_stream
         self.terminal_on_life_loss = terminal_on_life_loss
-        self.policy = RecurrentEpsilonGreedyActor(self.network, np.asarray(epsilons, np.float64), seed, device)
+        self.policy = R2d2Policy(self.network, np.asarray(epsilons, np.float64), seed, device)
         self._episodes = EpisodeTracker(env.num_envs)
         self._observation = env.reset()
-        self._starts_episode = np.ones(env.num_envs, bool)
-
-    def _state_before_step(self) -> np.ndarray:
-        """The (h, c) the next step starts from, [N, 2 * hidden_size]: zeros where an episode starts."""
-        if self.policy.state is None:
-            return np.zeros((self.env.num_envs, 2 * self.network.hidden_size), np.float32)
-        state = torch.cat(self.policy.state, dim=1).cpu().numpy()
-        state[self._starts_episode] = 0.0
-        return state
 
     @torch.no_grad()
     def collect(self, buffer: dict[str, torch.Tensor]) -> list[tuple[float, int]]:
         finished: list[tuple[float, int]] = []
         buffer['first_stream'].fill_(self.first_stream)
         for t in range(self.unroll_length):
-            buffer['recurrent_state'][t] = torch.from_numpy(self._state_before_step())
+            buffer['recurrent_state'][t] = torch.from_numpy(self.policy.carried_state(self.env.num_envs))
             action = self.policy.act(self._observation)
             step = self.env.step(action)
             self.policy.observe(action, step)
@@ -213,7 +280,6 @@ class R2d2Actor:
             buffer['final_observation'][t] = torch.from_numpy(np.asarray(step.final_observation))
             finished += self._episodes.step(step.raw_reward, episode_end)
             self._observation = step.observation
-            self._starts_episode = episode_end
         write_visited_rooms(self.env, buffer)
         return finished
 
@@ -226,17 +292,18 @@ def sequence_loss(td_error: torch.Tensor, learned: torch.Tensor, importance_weig
 
 
 def unroll_with_burn_in(
-    network: nn.Module, observation: torch.Tensor, state: tuple[torch.Tensor, torch.Tensor], first: torch.Tensor, burn_in: int
+    network: nn.Module, observation: torch.Tensor, inputs: tuple, state: tuple[torch.Tensor, torch.Tensor], first: torch.Tensor, burn_in: int
 ) -> torch.Tensor:
-    """Q-values [T, B, A] of `network` unrolled from `state` over `observation` [T, B, ...]; the state after the first
-    `burn_in` steps is detached in sequences that do not start an episode (`first[0]` False), so no gradient reaches
-    their stored state through the warm-up (R2D2's burn-in)."""
+    """Q-values [T, B, ...] of `network(observation, inputs, state, first)` unrolled from `state` over `observation` [T,
+    B, ...] with its per-step `inputs` (a NamedTuple of [T, B] tensors: R2D2's `PreviousStep`, NGU's `StepInputs`); the
+    state after the first `burn_in` steps is detached in sequences that do not start an episode (`first[0]` False), so
+    no gradient reaches their stored state through the warm-up (R2D2's burn-in)."""
     if burn_in == 0:
-        return network(observation, state, first)[0]
-    q_burn_in, state = network(observation[:burn_in], state, first[:burn_in])
+        return network(observation, inputs, state, first)[0]
+    q_burn_in, state = network(observation[:burn_in], type(inputs)(*(x[:burn_in] for x in inputs)), state, first[:burn_in])
     starts_episode = first[0].unsqueeze(1)
     state = tuple(torch.where(starts_episode, part, part.detach()) for part in state)
-    q_rest, _ = network(observation[burn_in:], state, first[burn_in:])
+    q_rest, _ = network(observation[burn_in:], type(inputs)(*(x[burn_in:] for x in inputs)), state, first[burn_in:])
     return torch.cat([q_burn_in, q_rest])
 
 
@@ -360,13 +427,14 @@ class R2d2Learner(SequenceLearnerBookkeeping):
 
         observation, action = time_major(sequences.observation), time_major(sequences.action).long()
         reward, discount, first, mask = (time_major(field) for field in (sequences.reward, sequences.discount, sequences.first, sequences.mask))
-        state = tuple(as_tensor(sequences.initial_state, self.device).chunk(2, dim=1))
+        state, first_previous = split_carried_state(as_tensor(sequences.initial_state, self.device), self.network.hidden_size)
         first_all = pad_first(first)
+        previous = sequence_inputs(first_previous, action, reward, first_all)
         num_steps = action.shape[0]
 
-        q_all = unroll_with_burn_in(self.network, observation, state, first_all, self.burn_in)  # [T + 1, B, A]
+        q_all = unroll_with_burn_in(self.network, observation, previous, state, first_all, self.burn_in)  # [T + 1, B, A]
         with torch.no_grad():
-            q_target, _ = self.target_network(observation, state, first_all)
+            q_target, _ = self.target_network(observation, previous, state, first_all)
             targets = transformed_returns.transformed_n_step_q_targets(
                 q_all.detach(), q_target, reward, discount, mask, self.n_step, self.value_rescaling_eps
             )
@@ -431,7 +499,7 @@ def build_learner(network: nn.Module, values: dict[str, Any], total_updates: int
         num_streams=values['num_actors'] * values['num_envs_per_actor'],
         compress=values['compress_replay'],
         seed=values['seed'],
-        state_size=2 * network.hidden_size,
+        state_size=carried_state_size(network.hidden_size),
     )
     # Compressed observations count only once stored: add their raw size to the empty replay's figure.
     observation_bytes = (sequence_length + 1) * int(np.prod(observation_space.shape)) * observation_space.dtype.itemsize
@@ -487,5 +555,5 @@ def train(kind: str) -> None:
     kind = environment_kind(kind, values['environment_name'])
     main_loop.train_actors_and_learner(
         kind, make_network, build_learner, build_actor, rollout_spec(values['actor_update_interval'], kind), asynchronous=True,
-        make_eval_actor=lambda network, device: RecurrentEpsilonGreedyActor(network, values['eval_exploration_epsilon'], values['seed'], device),
+        make_eval_actor=lambda network, device: R2d2Policy(network, values['eval_exploration_epsilon'], values['seed'], device),
     )  # fmt: skip

@@ -6,8 +6,7 @@ The environment is built as in training, flickering included (`obscure_probabili
 """
 
 from deep_rl_zoo import flags, main_loop
-from deep_rl_zoo.greedy_actors import RecurrentEpsilonGreedyActor
-from deep_rl_zoo.r2d2.agent import make_network
+from deep_rl_zoo.r2d2.agent import R2d2Policy, make_network
 
 flags.define_eval('', epsilon_greedy=True)
 
@@ -16,7 +15,7 @@ def main() -> None:
     main_loop.evaluate_checkpoint(
         'R2D2',
         make_network,
-        lambda network, env, seed: RecurrentEpsilonGreedyActor(network, flags.FLAGS.eval_exploration_epsilon, seed),
+        lambda network, env, seed: R2d2Policy(network, flags.FLAGS.eval_exploration_epsilon, seed),
     )
 
 

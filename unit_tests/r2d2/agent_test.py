@@ -12,7 +12,7 @@ from torch.testing import assert_close
 
 from deep_rl_zoo import gym_env, main_loop, transformed_returns
 from deep_rl_zoo import replay as replay_lib
-from deep_rl_zoo.networks.recurrent_value import mlp_recurrent_dueling_q_network
+from deep_rl_zoo.networks.recurrent_value import PreviousStep, mlp_recurrent_dueling_q_network
 from deep_rl_zoo.r2d2 import agent
 from deep_rl_zoo.schedule import LinearSchedule
 from unit_tests.ppo.agent_test import RecordingEnv
@@ -31,8 +31,8 @@ def test_apex_epsilons_by_hand():
 
 def empty_buffer(env, num_envs, steps):
     spec = agent.rollout_spec(steps, 'classic')(env, num_envs, 99)
-    assert spec['recurrent_state'] == ((steps, num_envs, 2 * 128), torch.float32)  # make_network's LSTM for CartPole
-    spec['recurrent_state'] = ((steps, num_envs, 2 * HIDDEN), torch.float32)  # the small test network's
+    assert spec['recurrent_state'] == ((steps, num_envs, 2 * 128 + 2), torch.float32)  # make_network's LSTM for CartPole, a_t-1, r_t-1
+    spec['recurrent_state'] = ((steps, num_envs, 2 * HIDDEN + 2), torch.float32)  # the small test network's
     return {name: torch.full(shape, float('nan') if dtype.is_floating_point else -7, dtype=dtype) for name, (shape, dtype) in spec.items()}
 
 
@@ -54,25 +54,30 @@ def test_the_actor_writes_steps_and_the_lstm_state_before_each_and_acts_greedily
     for name, tensor in buffer.items():
         assert not (tensor.isnan().any() if tensor.is_floating_point() else (tensor == -7).any()), f'{name} not filled'
     assert buffer['first_stream'].tolist() == [6]
-    assert buffer['recurrent_state'].shape == (num_steps, 2, 2 * HIDDEN)
+    assert buffer['recurrent_state'].shape == (num_steps, 2, 2 * HIDDEN + 2)
     ends = torch.from_numpy(np.stack([step.terminated | step.truncated for step in env.steps]))
     assert ends[:, 1].sum() >= 2, 'the test needs episode ends of the greedy environment'
     assert torch.equal(buffer['episode_end'], ends)
     assert torch.equal(buffer['action'], torch.from_numpy(np.stack(env.actions)))
-    # Zero state at the first step and after every episode end.
+    # Zero state, previous action and reward at the first step and after every episode end; elsewhere the LSTM state
+    # and the step before's action and reward.
     starts = torch.cat([torch.ones(1, 2, dtype=torch.bool), ends[:-1]])
     assert not buffer['recurrent_state'][starts].any()
-    assert buffer['recurrent_state'][~starts].abs().sum(dim=-1).gt(0).all()
+    assert buffer['recurrent_state'][~starts][:, : 2 * HIDDEN].abs().sum(dim=-1).gt(0).all()
+    carried_previous = buffer['recurrent_state'][1:, :, 2 * HIDDEN :]
+    assert torch.equal(carried_previous[..., 0], torch.where(starts[1:], 0, buffer['action'][:-1]).float())
+    assert torch.equal(carried_previous[..., 1], torch.where(starts[1:], 0.0, buffer['reward'][:-1]))
     # Environment 1 (epsilon 0): the network unrolled over its steps from zeros reproduces its actions and states.
+    previous = agent.sequence_inputs(PreviousStep(torch.zeros(1, 1, dtype=torch.long), torch.zeros(1, 1)), buffer['action'][:-1, 1:2], buffer['reward'][:-1, 1:2], starts[:, 1:2])
     with torch.no_grad():
-        q, _ = actor.network(buffer['observation'][:, 1:2], None, starts[:, 1:2])
+        q, _ = actor.network(buffer['observation'][:, 1:2], previous, None, starts[:, 1:2])
         state = None
         for t in range(num_steps):
             if starts[t, 1]:
                 state = None
             if state is not None:
-                assert_close(buffer['recurrent_state'][t, 1], torch.cat(state, dim=1)[0])
-            _, state = actor.network(buffer['observation'][t : t + 1, 1:2], state)
+                assert_close(buffer['recurrent_state'][t, 1, : 2 * HIDDEN], torch.cat(state, dim=1)[0])
+            _, state = actor.network(buffer['observation'][t : t + 1, 1:2], PreviousStep(*(part[t : t + 1] for part in previous)), state)
     assert torch.equal(buffer['action'][:, 1], q[:, 0].argmax(dim=-1))
     # Environment 0 (epsilon 1) plays uniformly random actions: both of them.
     assert set(buffer['action'][:, 0].tolist()) == {0, 1}
@@ -96,7 +101,7 @@ def make_learner(num_streams=4, **overrides):
     network = small_network(seed=1)
     replay = replay_lib.PrioritizedSequenceReplay(
         priority_exponent=0.9, priority_eps=1e-6, capacity=200, sequence_length=6, overlap=4, observation_shape=(4,), observation_dtype=np.float32,
-        discount=0.9, num_streams=num_streams, seed=0, state_size=2 * HIDDEN,
+        discount=0.9, num_streams=num_streams, seed=0, state_size=2 * HIDDEN + 2,
     )  # fmt: skip
     settings = dict(
         learning_rate=1e-3, adam_eps=1e-3, batch_size=4, min_replay_size=10, learn_interval=8, target_network_update_interval=3, burn_in=2,
@@ -129,7 +134,7 @@ def test_update_adds_each_rollout_to_its_streams_and_takes_the_gradient_steps_ow
     learner.update(buffers)
     assert learner.env_steps == 160
     # The replay holds what one replay fed all four environments' steps side by side holds.
-    reference = replay_lib.SequenceReplay(200, 6, 4, (4,), np.float32, discount=0.9, num_streams=4, state_size=2 * HIDDEN)
+    reference = replay_lib.SequenceReplay(200, 6, 4, (4,), np.float32, discount=0.9, num_streams=4, state_size=2 * HIDDEN + 2)
     joined = {name: torch.cat([buffer[name] for buffer in buffers], dim=1).numpy() for name in buffers[0] if name != 'first_stream'}
     for t in range(40):
         reference.add(*(joined[name][t] for name in ('observation', 'action', 'reward', 'terminal', 'episode_end', 'final_observation')), recurrent_state=joined['recurrent_state'][t])
@@ -186,11 +191,16 @@ def test_loss_is_the_weighted_squared_error_to_the_transformed_targets_on_the_le
     expected = 0.0
     for b in range(4):
         sequence = {name: torch.from_numpy(np.asarray(field[b])) for name, field in sample.sequences._asdict().items()}
-        state = tuple(sequence['initial_state'][None].chunk(2, dim=1))
+        carried = sequence['initial_state']
+        state = (carried[None, :HIDDEN], carried[None, HIDDEN : 2 * HIDDEN])
         first = torch.cat([sequence['first'], torch.zeros(1, dtype=torch.bool)])[:, None]
+        # The LSTM's previous action and reward: the stored ones, then the sequence's own (zeros where an episode starts).
+        previous_action = torch.cat([carried[2 * HIDDEN].long().view(1), sequence['action'].long()])
+        previous_reward = torch.cat([carried[2 * HIDDEN + 1].view(1), sequence['reward']])
+        previous = PreviousStep(torch.where(first[:, 0], 0, previous_action)[:, None], torch.where(first[:, 0], 0.0, previous_reward)[:, None])
         with torch.no_grad():
-            q, _ = network(sequence['observation'][:, None], state, first)
-            q_target, _ = target_network(sequence['observation'][:, None], state, first)
+            q, _ = network(sequence['observation'][:, None], previous, state, first)
+            q_target, _ = target_network(sequence['observation'][:, None], previous, state, first)
         targets = transformed_returns.transformed_n_step_q_targets(
             q, q_target, sequence['reward'][:, None], sequence['discount'][:, None], sequence['mask'][:, None], 3, 1e-3
         )[:, 0]

@@ -128,7 +128,7 @@ def test_run_classic_on_minigrid_takes_the_minigrid_cnn_and_eval_agent_records_i
     assert loaded['flags']['environment_kind'] == 'minigrid'
     network = loaded['state']['network']
     assert network['torso.convs.0.weight'].shape == (16, 3, 2, 2)  # the MiniGrid CNN, not Nature DQN's 8x8 filters
-    assert network['lstm.weight_ih_l0'].shape == (4 * 128, 128)  # a 128-unit LSTM on its 128 features
+    assert network['lstm.weight_ih_l0'].shape == (4 * 128, 128 + 7 + 1)  # a 128-unit LSTM on its 128 features, a_t-1 (7 actions), r_t-1
     videos = tmp_path / 'videos'
     proc = run_module('deep_rl_zoo.r2d2.eval_agent', f'--load_checkpoint_file={path}', f'--recording_video_dir={videos}', '--num_eval_steps=30', cwd=str(tmp_path))
     assert proc.returncode == 0 and TRACEBACK not in proc.stderr, proc.stderr[-3000:]
