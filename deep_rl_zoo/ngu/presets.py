@@ -1,0 +1,11 @@
+"""NGU's tuned settings per task, applied by the run scripts to --environment_name (`flags.apply_preset`; flags on
+the command line win, --preset=none turns them off). Results: README, "Exploration benchmark".
+"""
+
+from deep_rl_zoo.r2d2 import presets as r2d2_presets
+
+PRESETS = {
+    # R2D2's MultiRoom settings (2 actors of 8 environments, 4 + 16-step sequences, one gradient step per 64 env steps,
+    # 500k env steps; see r2d2/presets.py) with run_classic's family of 8 policies (gamma 0.99 down to 0.97).
+    'MiniGrid-MultiRoom-N4-S5-v0': dict(r2d2_presets.MULTIROOM_N4_S5),
+}
