@@ -16,6 +16,7 @@ A run_test module names its agent and takes its runs as module fixtures (one sub
 import csv
 import dataclasses
 import glob
+import math
 import os
 import re
 
@@ -173,10 +174,14 @@ def pong_fixture(agent: Agent, *flags, atari_flags=ATARI_FLAGS, tensorboard=Fals
 
 
 def check_run_files(agent: Agent, run, environment: str, num_iterations: int):
-    """A finished run: exit 0, no traceback, and ck/ holds exactly one checkpoint per iteration and the CSV."""
+    """A finished run: exit 0, no traceback, and ck/ (its --checkpoint_dir) holds exactly one checkpoint per
+    iteration, the CSV and, once an evaluation scored, the best checkpoint (--save_best_metric=eval_return)."""
     proc, directory = run
     assert_clean_exit(proc)
-    expected = [agent.file_name(environment, i) for i in range(num_iterations)] + [agent.file_name(environment, 'results')]
+    results = agent.file_name(environment, 'results')
+    scored = any(math.isfinite(float(row['eval_episode_return'])) for row in read_csv(directory / 'ck' / results))
+    best = [f'{agent.name}_{environment}_best.ckpt'] if scored else []
+    expected = [agent.file_name(environment, i) for i in range(num_iterations)] + best + [results]
     assert sorted(os.listdir(directory / 'ck')) == expected
     return directory
 

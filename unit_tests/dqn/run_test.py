@@ -77,7 +77,7 @@ def test_resume_runs_only_the_remaining_iteration(cartpole, tmp_path):
     assert 'iteration 1, 300 env steps' in resumed.stdout
     assert not re.search(r'^iteration 0:', resumed.stdout, re.MULTILINE)
     assert re.search(r'^iteration 1: env steps 600, ', resumed.stdout, re.MULTILINE)
-    assert sorted(os.listdir(tmp_path / 'ck')) == ['DQN_CartPole-v1_1.ckpt', 'DQN_CartPole-v1_results.csv']
+    assert sorted(os.listdir(tmp_path / 'ck')) == ['DQN_CartPole-v1_1.ckpt', 'DQN_CartPole-v1_best.ckpt', 'DQN_CartPole-v1_results.csv']  # best: --checkpoint_dir
     payload = checkpoint.load_checkpoint(str(tmp_path / 'ck' / 'DQN_CartPole-v1_1.ckpt'), agent_name='DQN')
     assert payload['iteration'] == 1
     assert payload['counters']['env_steps'] == 600 and payload['state']['env_steps'] == 600

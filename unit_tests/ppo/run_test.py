@@ -87,6 +87,7 @@ def test_run_classic_checkpoints_load_with_counters_flags_and_state(classic_run)
     assert sorted(name for name in os.listdir(checkpoint_dir) if name.endswith('.ckpt')) == [
         'PPO_CartPole-v1_0.ckpt',
         'PPO_CartPole-v1_1.ckpt',
+        'PPO_CartPole-v1_best.ckpt',  # evaluations scored: the best goes where --checkpoint_dir says
     ]
     first, last = (load(os.path.join(checkpoint_dir, f'PPO_CartPole-v1_{i}.ckpt'), 'CartPole-v1') for i in (0, 1))
     assert first['counters'] == {'env_steps': 256, 'learner_steps': 4, 'iteration': 0}
