@@ -31,6 +31,7 @@ import gc
 import math
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -133,6 +134,10 @@ class ObjectStoreParameters:
         return self.version
 
 
+# How long a --ray_address=HOST:PORT may take to accept a connection before the run says no cluster is there.
+_CLUSTER_PROBE_SECONDS = 5.0
+
+
 def connect(address: str, num_cpus: float) -> bool:
     """Joins the Ray cluster at `address` ('auto' or HOST:PORT), or starts a Ray instance on this machine when it
     is empty (with at least `num_cpus` CPUs: actors may share cores, as local actor processes do). Returns whether
@@ -144,7 +149,11 @@ def connect(address: str, num_cpus: float) -> bool:
     # 1 to 3 s of a stop on a busy 2-core machine, for memory the ending process gives back anyway. Skip it.
     atexit.register(gc.freeze)
     if address:
-        ray.init(address=address)
+        _check_cluster_answers(address)
+        try:
+            ray.init(address=address)
+        except ConnectionError as error:  # 'auto' with no cluster on this machine
+            raise ValueError(_no_cluster_message(address, _last_line(error))) from None
     else:
         # 'local': a new instance even where RAY_ADDRESS or an earlier `ray start` names a cluster to join.
         with _instance_in_its_own_process_group():
@@ -153,6 +162,25 @@ def connect(address: str, num_cpus: float) -> bool:
                 _system_config={'task_events_shutdown_flush_timeout_ms': _TASK_EVENTS_FLUSH_MS},
             )  # fmt: skip
     return True
+
+
+def _check_cluster_answers(address: str) -> None:
+    """Refuses, in one line, a HOST:PORT where nothing listens: Ray itself would retry it for minutes."""
+    if address == 'auto':
+        return
+    host, port = address.rsplit(':', 1)
+    try:
+        socket.create_connection((host, int(port)), timeout=_CLUSTER_PROBE_SECONDS).close()
+    except OSError as error:
+        raise ValueError(_no_cluster_message(address, error.strerror or str(error) or type(error).__name__)) from None
+
+
+def _no_cluster_message(address: str, reason: str) -> str:
+    port = address.rsplit(':', 1)[1] if address != 'auto' else '6379'
+    return (
+        f'--ray_address={address}: no Ray cluster answers there ({reason}); start one with `ray start --head --port={port}` '
+        '(and `ray start --address=HEAD:PORT` on the other machines), or leave --ray_address empty to start a Ray instance for this run'
+    )
 
 
 @contextlib.contextmanager
@@ -284,7 +312,7 @@ class RayActorPool:
                 raise distributed.ActorCrashError(f'actor {actor_id} failed to start: {_last_line(error)}\n{error}') from None
             lines.append(f'actor {actor_id} on node {node_id[:8]} ({node_ip}, pid {pid})')
             nodes.add(node_id)
-        print(f'Ray: {len(self._actors)} actor(s) on {len(nodes)} node(s): ' + ', '.join(lines), flush=True)
+        print(f'Ray: {_count(len(self._actors), "actor")} on {_count(len(nodes), "node")}: ' + ', '.join(lines), flush=True)
 
     def _on_publish(self) -> None:
         if not self.asynchronous:
@@ -400,3 +428,8 @@ def _check_resources(num_actors: int, cpus: float, gpus: float) -> None:
 def _last_line(error: BaseException) -> str:
     lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
     return lines[-1] if lines else type(error).__name__
+
+
+def _count(number: int, noun: str) -> str:
+    """'1 actor', '4 actors'."""
+    return f'{number} {noun}' if number == 1 else f'{number} {noun}s'

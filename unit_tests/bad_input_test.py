@@ -3,6 +3,7 @@ checkpoints end the run with a non-zero exit and one line on stderr naming the p
 and leave no output files behind."""
 
 import os
+import socket
 
 import pytest
 import torch
@@ -11,6 +12,8 @@ from deep_rl_zoo import checkpoint
 from deep_rl_zoo.networks.policy import mlp_actor_critic
 from deep_rl_zoo.networks.value import mlp_q_network
 from unit_tests.helpers import TRACEBACK, run_module, stderr_lines
+
+pytestmark = pytest.mark.slow  # end-to-end runs of the entry points (deselect with -m "not slow")
 
 ABSL_HINT = 'Pass --helpshort or --helpfull to see help on flags.'
 CLASSIC_FLAGS = {
@@ -139,6 +142,23 @@ def test_an_output_directory_that_is_a_file_is_refused_at_start(tmp_path, module
     proc = run_module(module, f'--{flag}=notes.txt/run', '--num_train_steps=300', '--noprogress', cwd=str(work))
     assert_one_clear_line(proc, f'--{flag}=notes.txt/run is under the file {work}/notes.txt, not a directory')
     assert os.listdir(work) == ['notes.txt'] and 'iteration 0' not in proc.stdout  # before any training or file
+
+
+def free_loopback_port():
+    with socket.socket() as probe:
+        probe.bind(('127.0.0.1', 0))
+        return probe.getsockname()[1]
+
+
+def test_a_ray_address_where_no_cluster_answers_is_one_line(tmp_path, monkeypatch):
+    """Ray itself retries a HOST:PORT for minutes and prints a traceback for 'auto' without a cluster."""
+    monkeypatch.setenv('RAY_TMPDIR', str(tmp_path))  # no cluster of this machine is found there
+    monkeypatch.setenv('RAY_AUTH_MODE', 'disabled')
+    port = free_loopback_port()
+    for address in (f'127.0.0.1:{port}', 'auto'):
+        proc = run_module('deep_rl_zoo.ppo.run_classic', '--backend=ray', f'--ray_address={address}', '--num_train_steps=256', '--noprogress', cwd=str(tmp_path), timeout=60)
+        port_shown = port if address != 'auto' else 6379
+        assert_one_clear_line(proc, f'--ray_address={address}: no Ray cluster answers there', f'`ray start --head --port={port_shown}`', 'leave --ray_address empty')
 
 
 # ---------------------------------------------------------------------------------- checkpoints

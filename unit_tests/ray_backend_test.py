@@ -35,7 +35,7 @@ from unit_tests import helpers
 from unit_tests.helpers import REPO_ROOT, TRACEBACK, python_executable, run_module, stderr_lines
 
 QUIET = ('--nouse_tensorboard', '--noprogress', '--learner_threads=1')
-PLACEMENT = re.compile(r'^Ray: (\d+) actor\(s\) on (\d+) node\(s\): (.*)$', re.M)
+PLACEMENT = re.compile(r'^Ray: (\d+) actors? on (\d+) nodes?: (.*)$', re.M)
 SHUTDOWN_SECONDS = 5.0
 
 
@@ -259,6 +259,9 @@ def test_ppo_learns_cartpole_while_ray_restarts_a_killed_actor_and_one_from_a_lo
         python_executable(), '-m', 'deep_rl_zoo.ppo.run_classic', '--noprogress', '--learner_threads=1', '--backend=ray',
         f'--ray_address={cluster.address}', '--restart_actors', '--environment_name=CartPole-v1', '--num_actors=2',
         '--num_envs_per_actor=4', '--num_iterations=2', '--num_train_steps=25000', '--num_eval_steps=2500', '--seed=1',
+        # run_classic's robust variant (40 of 40 seeds solve): its defaults solve seed 1 here at 25k, then fall to a
+        # greedy 109-119 at 50k on CPUs with AVX-512 BF16 (different float kernels), with or without Ray.
+        '--num_epochs=6', '--learning_rate=3e-3',
         f'--checkpoint_dir={checkpoint_dir}', f'--runs_dir={runs_dir}',
     ]  # fmt: skip
     environment_variables = dict(os.environ, PYTHONPATH=REPO_ROOT, OMP_NUM_THREADS='1', PYTHONUNBUFFERED='1')
