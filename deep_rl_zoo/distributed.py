@@ -27,6 +27,8 @@ loads.
 """
 
 import collections
+import contextlib
+import math
 import multiprocessing.connection
 import os
 import time
@@ -122,6 +124,37 @@ class SharedParameters:
             time.sleep(0.001)  # the learner published twice during the copy (rare): take the newest
         vector_to_parameters(copied.to(next(network.parameters()).device), network.parameters())
         return version
+
+
+def rollout_buffer_bytes(num_actors: int, spec: dict[str, tuple[tuple[int, ...], torch.dtype]], num_buffers_per_actor: int = 1) -> int:
+    """Bytes of shared memory `make_rollout_buffers` would allocate."""
+    one_buffer = sum(math.prod(shape) * torch.empty((), dtype=dtype).element_size() for shape, dtype in spec.values())
+    return num_actors * num_buffers_per_actor * one_buffer
+
+
+def free_shared_memory_bytes() -> int:
+    """What shared tensors can still take: the smaller of the memory available (/proc/meminfo's MemAvailable) and
+    the free space of /dev/shm, where they live (a container may give it far less than its memory)."""
+    available = os.sysconf('SC_AVPHYS_PAGES') * os.sysconf('SC_PAGE_SIZE')
+    with contextlib.suppress(OSError, ValueError), open('/proc/meminfo', encoding='ascii') as meminfo:
+        for line in meminfo:
+            if line.startswith('MemAvailable:'):
+                available = int(line.split()[1]) * 1024
+    with contextlib.suppress(OSError):
+        shm = os.statvfs('/dev/shm')
+        available = min(available, shm.f_bavail * shm.f_frsize)
+    return available
+
+
+def check_rollout_memory(num_bytes: int, sizes: str, free_bytes: Optional[int] = None) -> None:
+    """Refuses, in one line and before allocating, rollout buffers larger than the free shared memory; `sizes` names
+    the flags whose product they are."""
+    free_bytes = free_shared_memory_bytes() if free_bytes is None else free_bytes
+    if num_bytes > free_bytes:
+        raise ValueError(
+            f'the rollout buffers would need {num_bytes / 2**30:,.1f} GiB of shared memory ({sizes}) but {free_bytes / 2**30:,.1f} GiB '
+            'is free: lower one of them'
+        )
 
 
 def make_rollout_buffers(

@@ -256,6 +256,17 @@ class PolicyLagStatistics:
         return values
 
 
+def _rollout_sizes(values: dict[str, Any]) -> str:
+    """The flags whose product is the rollout buffers' size, for a message (APPO takes Sample Factory's names)."""
+    if 'num_workers' in values:
+        return (
+            f'--num_workers={values["num_workers"]} x --num_envs_per_worker={values["num_envs_per_worker"]} x --rollout={values["rollout"]} '
+            f'steps, buffers for --num_batches_to_accumulate={values["num_batches_to_accumulate"]} batches of --batch_size={values["batch_size"]}'
+        )
+    buffers = f' x --num_buffers_per_actor (for --batch_rollouts={values["batch_rollouts"]})' if 'batch_rollouts' in values else ''
+    return f'--num_actors={values["num_actors"]} x --num_envs_per_actor={values["num_envs_per_actor"]} x --unroll_length={values["unroll_length"]} steps{buffers}'
+
+
 def run_actors_and_learner(
     experiment: Experiment,
     learner: Learner,
@@ -415,6 +426,8 @@ def train_actors_and_learner(
 
     make_actor = _ActorFactory(kind, values, make_network, build_actor)
     spec = rollout_spec(eval_env, values['num_envs_per_actor'], values['unroll_length'])
+    num_buffers = async_settings.num_buffers_per_actor if async_settings else 1
+    distributed.check_rollout_memory(distributed.rollout_buffer_bytes(values['num_actors'], spec, num_buffers), _rollout_sizes(config_flags or values))
     experiment = Experiment(RunSettings.from_values(learner.agent_name, values, config_flags), eval_env)
     if make_eval_actor is not None:
         eval_actor = make_eval_actor(learner.network, device)

@@ -161,6 +161,16 @@ def test_a_ray_address_where_no_cluster_answers_is_one_line(tmp_path, monkeypatc
         assert_one_clear_line(proc, f'--ray_address={address}: no Ray cluster answers there', f'`ray start --head --port={port_shown}`', 'leave --ray_address empty')
 
 
+@pytest.mark.parametrize('module, flag, sizes', [
+    ('deep_rl_zoo.ppo.run_classic', '--unroll_length=1000000000000', '--num_actors=1 x --num_envs_per_actor=8 x --unroll_length=1000000000000 steps'),
+    ('deep_rl_zoo.appo.run_classic', '--batch_size=1099511627776',
+     '--num_workers=2 x --num_envs_per_worker=4 x --rollout=32 steps, buffers for --num_batches_to_accumulate=2 batches of --batch_size=1099511627776'),
+])  # fmt: skip
+def test_rollout_buffers_larger_than_the_free_memory_are_refused_before_allocating(tmp_path, module, flag, sizes):
+    proc = run_in_empty_dir(tmp_path, module, flag, '--noprogress')
+    assert_one_clear_line(proc, 'the rollout buffers would need', f'GiB of shared memory ({sizes})', 'is free: lower one of them')
+
+
 # ---------------------------------------------------------------------------------- checkpoints
 
 

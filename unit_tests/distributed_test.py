@@ -556,3 +556,13 @@ def test_rollout_buffers_keep_one_shared_tensor_per_field_per_actor_open():
                 assert tensor.shape == (3, 2) and tensor.is_shared()
                 tensor.fill_(index)
     assert all(torch.equal(tensor, torch.full((3, 2), float(index))) for actor_buffers in buffers for index, buffer in enumerate(actor_buffers) for tensor in buffer.values())
+
+
+def test_rollout_buffer_bytes_and_the_refusal_of_buffers_larger_than_the_free_shared_memory():
+    spec = {'observation': ((33, 8, 4), torch.float32), 'action': ((32, 8), torch.int64), 'done': ((32, 8), torch.bool)}
+    one_buffer = 33 * 8 * 4 * 4 + 32 * 8 * 8 + 32 * 8 * 1  # 4,224 + 2,048 + 256 bytes
+    assert distributed.rollout_buffer_bytes(3, spec, num_buffers_per_actor=2) == 3 * 2 * one_buffer == 39_168
+    distributed.check_rollout_memory(39_168, 'sizes', free_bytes=39_168)  # fits exactly
+    with pytest.raises(ValueError, match=r'^the rollout buffers would need 1.5 GiB of shared memory \(--unroll_length=9\) but 1.0 GiB is free: lower one of them$'):
+        distributed.check_rollout_memory(3 * 2**29, '--unroll_length=9', free_bytes=2**30)
+    assert 0 < distributed.free_shared_memory_bytes() < 2**50
