@@ -159,6 +159,7 @@ def test_plots_draw_one_band_per_agent_and_small_multiples_for_many_agents(tmp_p
     assert (width, height) == (1260, 640)  # 5 agents: a 3 x 2 grid of panels
 
 
+@pytest.mark.slow
 def test_tiny_learning_benchmark_writes_tables_plots_and_checkpoint(tmp_path):
     out = tmp_path / 'results' / 'learning'
     completed = subprocess.run(
@@ -203,6 +204,7 @@ def test_tiny_learning_benchmark_writes_tables_plots_and_checkpoint(tmp_path):
     assert '--training_success`. This table: `python -m benchmarks.learning --agents ppo' in header
 
 
+@pytest.mark.slow
 def test_stop_when_solved_ends_a_run_at_its_first_evaluation_over_the_threshold(tmp_path):
     out = tmp_path / 'results' / 'learning'
     completed = subprocess.run(
@@ -270,6 +272,7 @@ def test_training_success_counts_episodes_that_reached_the_goal_per_window(tmp_p
         training_success.success_curve('ngu', 'x', 1, [], window=0, max_steps=10)
 
 
+@pytest.mark.slow
 def test_sigterm_to_the_benchmark_stops_its_training_processes(tmp_path):
     out = tmp_path / 'results' / 'learning'
     benchmark = subprocess.Popen(

@@ -274,6 +274,7 @@ def test_actor_pool_delivers_each_actor_rollout_with_the_version_it_used():
     assert not any(is_running(pid) for pid in pids), 'stop() left actor processes running'
 
 
+@pytest.mark.slow  # spawned processes import torch afresh: seconds each
 def test_actor_pool_works_with_spawned_actors():
     """GPU actors are spawned, not forked: everything they get (parameters, wake-ups, buffers, queue, stop flag)
     must survive pickling. Checked here with CPU actors started the same way."""

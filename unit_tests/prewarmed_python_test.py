@@ -35,6 +35,7 @@ def module_directory(tmp_path, monkeypatch):
     return tmp_path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('mode', ['0', '3', 'raise', 'kill', 'message'])
 def test_a_forked_run_matches_a_fresh_interpreter(module_directory, monkeypatch, mode):
     prewarmed = run_module('prewarm_probe', str(module_directory), mode, cwd=str(module_directory))
@@ -52,6 +53,7 @@ def test_a_forked_run_matches_a_fresh_interpreter(module_directory, monkeypatch,
     assert prewarmed.stderr.startswith('to stderr\n')
 
 
+@pytest.mark.slow
 def test_a_run_past_its_timeout_is_killed_with_its_children(tmp_path):
     """The run starts a child, says so in a file, then sleeps; its timeout must kill both. A timeout that came
     before the child was started proves nothing, so the run is tried again with twice the timeout."""

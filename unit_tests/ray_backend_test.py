@@ -129,6 +129,7 @@ AGENTS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('agent', list(AGENTS))
 def test_each_version_is_put_once_for_all_actors_and_their_rollouts_are_those_of_local_actors(cluster, monkeypatch, agent):
     """A synchronous pool of 2 actors in this process: 3 parameter versions are 3 puts into the object store, and every
@@ -183,6 +184,7 @@ def test_each_version_is_put_once_for_all_actors_and_their_rollouts_are_those_of
         (('--ray_address=auto',), '--ray_address needs --backend=ray'),
     ],
 )
+@pytest.mark.slow
 def test_bad_ray_flags_end_with_one_line_naming_the_flag(flags, message):
     proc = run_module('deep_rl_zoo.ppo.run_classic', *QUIET, *flags)
     assert proc.returncode == 1
@@ -190,6 +192,7 @@ def test_bad_ray_flags_end_with_one_line_naming_the_flag(flags, message):
     assert message in stderr_lines(proc)[-1]
 
 
+@pytest.mark.slow
 def test_without_ray_one_line_tells_how_to_install_it(tmp_path, monkeypatch):
     # A site customisation on the child's path hides the installed Ray from it, as if it were not installed.
     (tmp_path / 'sitecustomize.py').write_text("import sys\nsys.modules['ray'] = None\n")
@@ -203,6 +206,7 @@ def test_without_ray_one_line_tells_how_to_install_it(tmp_path, monkeypatch):
     assert set(os.listdir(tmp_path)) <= {'sitecustomize.py', '__pycache__'}  # nothing started, nothing written
 
 
+@pytest.mark.slow
 def test_more_actors_than_the_cluster_can_place_end_with_one_line(cluster, tmp_path):
     proc = run_module(
         'deep_rl_zoo.ppo.run_classic', *QUIET, '--backend=ray', f'--ray_address={cluster.address}', '--num_actors=4', f'--checkpoint_dir={tmp_path}',
@@ -247,6 +251,7 @@ def wait_for(condition, process, stderr_path, seconds):
         time.sleep(0.05)
 
 
+@pytest.mark.slow
 def test_ppo_learns_cartpole_while_ray_restarts_a_killed_actor_and_one_from_a_lost_node(cluster, tmp_path):
     """Synchronous PPO, one actor on each of two nodes, 2 iterations of 25,000 steps. After the first, one actor's
     process is killed and the node of the other is removed from the cluster: the learner needs both actors' next
@@ -306,6 +311,7 @@ STOPS = {
 }
 
 
+@pytest.mark.slow
 def test_ctrl_c_or_a_sigterm_to_the_process_group_ends_the_run_its_actors_and_its_ray_instance_within_5_s(tmp_path):
     """Two runs, each with a Ray instance of its own, started together (Ray starts slowly on 2 cores) and stopped one
     after the other: after the signal to its whole process group, each exits within 5 s with its checkpoint at the

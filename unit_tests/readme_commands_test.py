@@ -38,6 +38,8 @@ from deep_rl_zoo import flags as flags_lib
 from deep_rl_zoo import load_from_hub, main_loop, model_card
 from unit_tests.helpers import REPO_ROOT, TRACEBACK, run_module
 
+pytestmark = pytest.mark.slow  # end-to-end runs of the entry points (deselect with -m "not slow")
+
 DOCUMENTS = ('QUICK_START.md', 'README.md')
 FENCE = re.compile(r'^[ \t]*```[^\n]*\n(.*?)^[ \t]*```', re.S | re.M)  # QUICK_START indents its blocks in a list
 RUN_SCRIPT = re.compile(r'deep_rl_zoo\.(\w+)\.(run_\w+|eval_agent)')

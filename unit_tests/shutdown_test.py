@@ -20,6 +20,8 @@ from deep_rl_zoo import checkpoint
 from unit_tests import helpers
 from unit_tests.helpers import REPO_ROOT, TRACEBACK, python_executable, run_environment
 
+pytestmark = pytest.mark.slow  # end-to-end runs of the entry points (deselect with -m "not slow")
+
 NUM_ACTORS = 4
 # 4 actors x 1 env x 16 steps = 64 env steps per update: 4 updates, then a checkpoint. 40 epochs per update keep
 # the learner busy far longer than an actor's rollout, so actors spend most of their time waiting for

@@ -160,6 +160,7 @@ def test_run_values_take_the_recurrent_settings_and_refuse_what_cannot_work():
 RETURN_LINE = re.compile(r'^APPO on (\S+), checkpoint (\S+): (\d+) episodes, return mean (-?[\d.]+) std', re.M)
 
 
+@pytest.mark.slow
 def test_run_classic_with_a_gru_core_then_eval_agent(tmp_path):
     checkpoint_dir = tmp_path / 'checkpoints'
     proc = run_module(

@@ -16,6 +16,8 @@ from deep_rl_zoo import checkpoint
 from deep_rl_zoo.appo import sample_factory_config
 from unit_tests.helpers import TRACEBACK, run_module, stderr_lines
 
+pytestmark = pytest.mark.slow  # end-to-end runs of the entry points (deselect with -m "not slow")
+
 QUIET = ('--noprogress', '--learner_threads=1')
 CARD = os.path.join(os.path.dirname(sample_factory_config.__file__), 'configs', 'atari_amidar.json')
 

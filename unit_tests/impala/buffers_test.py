@@ -151,6 +151,7 @@ def run_timed(tmp_path, settings):
     return learner, collected_during_updates, seconds_per_update
 
 
+@pytest.mark.slow
 def test_with_the_default_buffers_actors_collect_while_the_learner_trains(tmp_path, script_defaults):
     """IMPALA's Atari defaults (2 actors, batches of 4 rollouts) with a collect of 0.1 s and an update of 0.4 s.
 

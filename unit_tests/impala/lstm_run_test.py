@@ -3,10 +3,14 @@ with two asynchronous actor processes (the checkpoint records the flag and holds
 the recurrent network from the checkpoint (mp4 read back), and run_atari on Pong with the Nature torso and the core.
 """
 
+import pytest
+
 from deep_rl_zoo import checkpoint
 from unit_tests import value_agents
 from unit_tests.impala.run_test import AGENT, CLASSIC_FLAGS
 from unit_tests.value_agents import CARTPOLE
+
+pytestmark = pytest.mark.slow  # end-to-end runs of the entry points (deselect with -m "not slow")
 
 ATARI_FLAGS = (
     '--num_actors=1', '--num_envs_per_actor=2', '--unroll_length=5', '--batch_rollouts=1', '--num_train_steps=100', '--num_eval_steps=100',

@@ -4,6 +4,7 @@ back), run_atari on Pong with the real ROM and the deep residual torso and eval_
 and another agent's checkpoint refused.
 """
 
+import pytest
 import os
 
 import torch
@@ -11,6 +12,8 @@ import torch
 from deep_rl_zoo import checkpoint
 from unit_tests import value_agents
 from unit_tests.value_agents import CARTPOLE
+
+pytestmark = pytest.mark.slow  # end-to-end runs of the entry points (deselect with -m "not slow")
 
 AGENT = value_agents.Agent('IMPALA', 'deep_rl_zoo.impala')
 A2C = value_agents.Agent('A2C', 'deep_rl_zoo.a2c')

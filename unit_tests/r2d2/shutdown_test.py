@@ -3,6 +3,7 @@ learning from replay: every process ends within seconds, exit status 130, no tra
 with the learner's own counters. (The transport's other failure cases are tested once for all agents in
 unit_tests/shutdown_test.py.)"""
 
+import pytest
 import os
 import signal
 import subprocess
@@ -11,6 +12,8 @@ import time
 from deep_rl_zoo import checkpoint
 from unit_tests.helpers import REPO_ROOT, TRACEBACK, python_executable
 from unit_tests.shutdown_test import group_members, running
+
+pytestmark = pytest.mark.slow  # end-to-end runs of the entry points (deselect with -m "not slow")
 
 NUM_ACTORS = 3
 SHUTDOWN_SECONDS = 5.0
