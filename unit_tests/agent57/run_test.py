@@ -3,8 +3,12 @@ of two environments, snappy-compressed replay; on Montezuma the rooms each episo
 results CSV), their checkpoints, then eval_agent's score line and mp4 (the greedy evaluation is eval_agent's here: the
 runs skip their own)."""
 
+import pytest
+
 from unit_tests import value_agents
 from unit_tests.ngu.run_test import ATARI_FLAGS
+
+pytestmark = pytest.mark.slow  # end-to-end runs of the entry points (deselect with -m "not slow")
 
 AGENT = value_agents.Agent('Agent57', 'deep_rl_zoo.agent57')
 atari = value_agents.atari_fixture(AGENT, *ATARI_FLAGS)  # NGU's tiny Atari run

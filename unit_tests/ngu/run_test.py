@@ -14,6 +14,8 @@ from unit_tests.helpers import TRACEBACK, run_module
 from unit_tests.ppo_icm.run_test import read_csv, train
 from unit_tests.ppo_rnd.run_test import video_frames
 
+pytestmark = pytest.mark.slow  # end-to-end runs of the entry points (deselect with -m "not slow")
+
 MINIGRID = 'MiniGrid-DoorKey-5x5-v0'
 # 2 environments x 10-step rollouts; sequences of 2 + 4 steps, 2 apart; one gradient step per 8 env steps once 4
 # sequences are stored.

@@ -6,6 +6,7 @@ with the real ROMs and snappy-compressed replay and eval_agent on those checkpoi
 checkpoint refused.
 """
 
+import pytest
 import os
 import re
 
@@ -17,6 +18,8 @@ from unit_tests.helpers import TRACEBACK, run_module
 from unit_tests.ppo_icm.run_test import read_csv, train
 from unit_tests.ppo_rnd.run_test import video_frames
 from unit_tests.value_agents import CARTPOLE
+
+pytestmark = pytest.mark.slow  # end-to-end runs of the entry points (deselect with -m "not slow")
 
 AGENT = value_agents.Agent('R2D2', 'deep_rl_zoo.r2d2')
 DRQN = value_agents.Agent('DRQN', 'deep_rl_zoo.drqn')
@@ -82,8 +85,9 @@ def test_run_classic_logs_replay_memory_and_learner_statistics_to_tensorboard(ca
     for name in ('replay_sequences', 'replay_bytes_per_sequence', 'replay_full_mib'):
         assert f'agent_statistics(env_steps)/{name}' in tags, sorted(tags)
     # A CartPole sequence of 8 steps: 9 observations of 4 float32, 8 actions (int64), rewards (float32), 3 flags, the
-    # stored (h, c) of 2 x 128 float32 and a step count: 144 + 64 + 32 + 24 + 1024 + 8 bytes.
-    assert train.Scalars('agent_statistics(env_steps)/replay_bytes_per_sequence')[-1].value == 1296
+    # stored (h, c) of 2 x 128 float32 with the previous action and reward (2 float32) and a step count:
+    # 144 + 64 + 32 + 24 + 1032 + 8 bytes.
+    assert train.Scalars('agent_statistics(env_steps)/replay_bytes_per_sequence')[-1].value == 1304
     assert [event.value for event in train.Scalars('learner_statistics(learner_steps)/dropped_rollouts')] == [0, 0]
 
 
