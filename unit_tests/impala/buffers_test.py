@@ -57,6 +57,7 @@ def test_buffers_that_cannot_hold_one_batch_are_refused_naming_the_three_flags()
     )
 
 
+@pytest.mark.slow  # the scripts' --help in subprocesses
 def test_the_run_scripts_default_to_buffers_for_two_batches(script_defaults):
     for script, values in script_defaults.items():
         settings = AsyncSettings.from_values(values)
