@@ -850,9 +850,15 @@ class Experiment:
 
     def learning_not_started_note(self, learner_steps: int) -> str:
         """Why a replay agent has 0 learner steps at the end of an iteration ('' when it has learned)."""
-        min_replay_size = self.settings.flags.get('min_replay_size')
+        flags = self.settings.flags
+        min_replay_size = flags.get('min_replay_size')
         if learner_steps or not min_replay_size:
             return ''
+        if 'priority_eta' in flags:  # R2D2's family: its replay holds sequences (`flags.define_r2d2`)
+            return (
+                f'no learning yet: learning starts once replay holds --min_replay_size={min_replay_size} sequences of '
+                f'--unroll_length={flags.get("unroll_length")} steps; this run is at env step {self.env_steps}'
+            )
         return (
             f'no learning yet: learning starts once replay holds --min_replay_size={min_replay_size} transitions '
             f'(about env step {min_replay_size}); this run is at env step {self.env_steps}'

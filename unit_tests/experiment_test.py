@@ -566,6 +566,16 @@ def test_a_resumed_run_shows_the_whole_run_s_counts_on_its_progress_line(tmp_pat
     assert 'env steps 11/30 (36.7%) | n/a steps/s | return n/a | ETA n/a' in capsys.readouterr().out
 
 
+def test_the_no_learning_note_counts_sequences_for_a_sequence_replay(tmp_path):
+    flags = {'environment_name': 'CartPole-v1', 'min_replay_size': 100, 'unroll_length': 16, 'priority_eta': 0.9}
+    run = Experiment(settings(tmp_path, flags=flags), VECTOR_ENV)
+    assert run.learning_not_started_note(0) == (
+        'no learning yet: learning starts once replay holds --min_replay_size=100 sequences of --unroll_length=16 steps; this run is at env step 0'
+    )
+    assert run.learning_not_started_note(1) == ''
+    run.close()
+
+
 def test_running_a_finished_experiment_again_says_how_to_train_on(tmp_path, capsys):
     run = Experiment(settings(tmp_path, num_iterations=1), VECTOR_ENV)
     run_iteration(run)
