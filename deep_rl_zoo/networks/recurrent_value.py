@@ -9,7 +9,7 @@ from torch import nn
 
 from deep_rl_zoo.networks.common import MlpTorso, NatureCnnTorso
 from deep_rl_zoo.networks.curiosity import MiniGridTorso
-from deep_rl_zoo.networks.value import dueling_aggregate, unroll_lstm
+from deep_rl_zoo.networks.value import dueling_aggregate, sequence_dims, unroll_lstm
 
 
 class PreviousStep(NamedTuple):
@@ -62,12 +62,7 @@ class RecurrentDuelingQNetwork(nn.Module):
         state: tuple[torch.Tensor, torch.Tensor] | None = None,
         first: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
-        if observation.dim() < 3:
-            raise ValueError(f'observation must be [T, B, *observation_shape], got shape {tuple(observation.shape)}')
-        num_steps, batch_size = observation.shape[:2]
-        for name, tensor in (('first', first), *zip(('previous action', 'previous reward'), previous)):
-            if tensor is not None and tensor.shape != (num_steps, batch_size):
-                raise ValueError(f'{name} must have shape [T, B]=({num_steps}, {batch_size}), got {tuple(tensor.shape)}')
+        num_steps, batch_size = sequence_dims(observation, ('first', first), *zip(('previous action', 'previous reward'), previous))
         features = self.torso(observation.flatten(0, 1)).view(num_steps, batch_size, -1)
         features = torch.cat(
             [features, nn.functional.one_hot(previous.action.long(), self.num_actions).to(features.dtype), previous.reward.to(features.dtype).unsqueeze(-1)],

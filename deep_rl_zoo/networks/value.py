@@ -268,6 +268,17 @@ def nature_cnn_rainbow_network(num_actions: int, support: torch.Tensor, frame_st
     return RainbowQNetwork(NatureCnnTorso(frame_stack, fully_connected=False), num_actions, support, 512, sigma_0)
 
 
+def sequence_dims(observation: torch.Tensor, *per_step: tuple[str, torch.Tensor | None]) -> tuple[int, int]:
+    """(T, B) of a time-major `observation` [T, B, *shape], after checking that every named per-step input is [T, B]."""
+    if observation.dim() < 3:
+        raise ValueError(f'observation must be [T, B, *observation_shape], got shape {tuple(observation.shape)}')
+    num_steps, batch_size = observation.shape[:2]
+    for name, tensor in per_step:
+        if tensor is not None and tensor.shape != (num_steps, batch_size):
+            raise ValueError(f'{name} must have shape [T, B]=({num_steps}, {batch_size}), got {tuple(tensor.shape)}')
+    return num_steps, batch_size
+
+
 def unroll_lstm(
     lstm: nn.LSTM, features: torch.Tensor, state: tuple[torch.Tensor, torch.Tensor] | None, first: torch.Tensor | None
 ) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
@@ -321,11 +332,7 @@ class RecurrentQNetwork(nn.Module):
         state: tuple[torch.Tensor, torch.Tensor] | None = None,
         first: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
-        if observation.dim() < 3:
-            raise ValueError(f'observation must be [T, B, *observation_shape], got shape {tuple(observation.shape)}')
-        num_steps, batch_size = observation.shape[:2]
-        if first is not None and first.shape != (num_steps, batch_size):
-            raise ValueError(f'first must have shape [T, B]=({num_steps}, {batch_size}), got {tuple(first.shape)}')
+        num_steps, batch_size = sequence_dims(observation, ('first', first))
         features = self.torso(observation.flatten(0, 1)).view(num_steps, batch_size, -1)
         output, state = unroll_lstm(self.lstm, features, state, first)
         return self.head(output), state
