@@ -106,6 +106,25 @@ def clip_fraction(log_prob: Tensor, old_log_prob: Tensor, clip_epsilon: float) -
         return ((ratio - 1.0).abs() > clip_epsilon).to(log_prob.dtype).mean()
 
 
+def explained_variance(prediction: Tensor, target: Tensor) -> Tensor:
+    """1 - Var[target - prediction] / Var[target]: the share of the targets' variance a value function explains (1:
+    all of it; <= 0: no better than a constant), for logging.
+
+    Args:
+      prediction: [B] predicted values.
+      target: [B] their targets (returns).
+
+    Returns:
+      A scalar tensor without gradient; nan when the targets are constant (or fewer than two).
+    """
+    _check_batch('target', target, prediction=prediction)
+    with torch.no_grad():
+        if target.numel() < 2:
+            return torch.full((), math.nan, dtype=target.dtype, device=target.device)
+        variance = target.var()
+        return torch.where(variance > 0, 1 - (target - prediction).var() / variance, torch.full_like(variance, math.nan))
+
+
 def clipped_value_loss(values: Tensor, old_values: Tensor, returns: Tensor, clip_epsilon: float | None) -> Tensor:
     """PPO value loss, optionally clipped around the values of the data-collecting network.
 

@@ -108,6 +108,21 @@ def test_clip_fraction():
         policy_gradient.clip_fraction(log_prob, old_log_prob, -0.2)
 
 
+def test_explained_variance_by_hand():
+    # targets [1, 2, 3, 4]: Var 5/3; errors [0.5, -0.5, 0.5, -0.5]: Var 1/3; 1 - (1/3) / (5/3) = 0.8.
+    target = tensor([1.0, 2.0, 3.0, 4.0])
+    prediction = tensor([0.5, 2.5, 2.5, 4.5], requires_grad=True)
+    explained = policy_gradient.explained_variance(prediction, target)
+    assert explained.shape == ()
+    assert_close(explained, tensor(0.8))
+    assert not explained.requires_grad
+    assert policy_gradient.explained_variance(target, target).item() == 1.0
+    assert math.isnan(policy_gradient.explained_variance(prediction, torch.full((4,), 2.0)).item())  # constant targets
+    assert math.isnan(policy_gradient.explained_variance(tensor([1.0]), tensor([2.0])).item())
+    with pytest.raises(ValueError, match='prediction must have shape'):
+        policy_gradient.explained_variance(prediction[:3], target)
+
+
 def value_inputs():
     return (
         tensor([1.0, 3.0, 0.0, 2.0], requires_grad=True),

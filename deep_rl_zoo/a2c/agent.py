@@ -95,7 +95,7 @@ class A2cLoss:
             'policy_loss': pg.extra.policy_loss.mean(),
             'value_loss': pg.extra.value_loss.mean(),
             'entropy': -entropy_loss.detach(),
-            'explained_variance': _explained_variance(output.value.detach(), returns),
+            'explained_variance': policy_gradient.explained_variance(output.value.detach(), returns),
         }
         return loss, statistics
 
@@ -233,12 +233,6 @@ def gradient_rollout_spec(values: dict[str, Any]) -> Callable[[VectorEnvironment
         }
 
     return spec
-
-
-def _explained_variance(prediction: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-    """1 - Var[target - prediction] / Var[target] (nan when the targets are constant)."""
-    variance = target.var()
-    return torch.where(variance > 0, 1 - (target - prediction).var() / variance, torch.full_like(variance, float('nan')))
 
 
 def build_learner(

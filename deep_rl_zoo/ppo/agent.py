@@ -93,7 +93,7 @@ class PpoLearner(OneOptimizerLearner):
                 self._minibatch_step({name: value[permutation[start : start + minibatch_size]] for name, value in samples.items()}, clip_epsilon)
         fold_into_observation_statistics(self.network, batch['observation'])  # after the epochs: pi_old, V_old were the actors'
         self.learner_steps += 1
-        self.statistics.record(explained_variance=_explained_variance(samples['value'], samples['return']), learning_rate=self.learning_rate(self.learner_steps - 1), clip_epsilon=clip_epsilon)
+        self.statistics.record(explained_variance=float(policy_gradient.explained_variance(samples['value'], samples['return'])), learning_rate=self.learning_rate(self.learner_steps - 1), clip_epsilon=clip_epsilon)
 
     def _policy_terms(self, output: Any, minibatch: dict[str, torch.Tensor], clip_epsilon: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """The clipped surrogate loss, the entropy and the new log-probabilities of `minibatch` under `output`."""
@@ -127,12 +127,6 @@ class PpoLearner(OneOptimizerLearner):
             approx_kl=policy_gradient.approx_kl(log_prob, minibatch['log_prob']),
             clip_fraction=policy_gradient.clip_fraction(log_prob, minibatch['log_prob'], clip_epsilon),
         )
-
-
-def _explained_variance(prediction: torch.Tensor, target: torch.Tensor) -> float:
-    """1 - Var[target - prediction] / Var[target]: 1 is a perfect value function, <= 0 no better than a constant."""
-    variance = target.var()
-    return float('nan') if variance == 0 else float(1 - (target - prediction).var() / variance)
 
 
 def learner_arguments(values: dict[str, Any], total_updates: int, device: torch.device) -> dict[str, Any]:

@@ -30,11 +30,11 @@ import numpy as np
 import torch
 from torch import nn
 
-from deep_rl_zoo import curiosity, gym_env, main_loop, multistep
+from deep_rl_zoo import curiosity, gym_env, main_loop, multistep, policy_gradient
 from deep_rl_zoo.gym_env import VectorEnvironment, VectorStep
 from deep_rl_zoo.networks.curiosity import icm_for, policy_torsos
 from deep_rl_zoo.networks.policy import CategoricalActorCritic
-from deep_rl_zoo.ppo.agent import PpoLearner, _explained_variance, refuse_observation_normalization
+from deep_rl_zoo.ppo.agent import PpoLearner, refuse_observation_normalization
 from deep_rl_zoo.ppo.agent import learner_arguments as ppo_arguments
 from deep_rl_zoo.rollouts import OnPolicyActor, bootstrapped_rollout_spec
 
@@ -234,7 +234,7 @@ class PpoIcmLearner(PpoLearner):
                     self._icm_step(minibatch)
         self.learner_steps += 1
         self.statistics.record(
-            explained_variance=_explained_variance(samples['value'], samples['return']),
+            explained_variance=float(policy_gradient.explained_variance(samples['value'], samples['return'])),
             learning_rate=self.learning_rate(self.learner_steps - 1),
             clip_epsilon=clip_epsilon,
         )

@@ -27,7 +27,7 @@ from torch import nn
 from deep_rl_zoo import curiosity, main_loop, multistep, policy_gradient
 from deep_rl_zoo.gym_env import VectorEnvironment
 from deep_rl_zoo.networks.curiosity import RandomNetworkDistillation, TwoValueActorCritic, policy_torsos, rnd_for
-from deep_rl_zoo.ppo.agent import PpoLearner, _explained_variance, refuse_observation_normalization
+from deep_rl_zoo.ppo.agent import PpoLearner, refuse_observation_normalization
 from deep_rl_zoo.ppo_icm.agent import RoomStatistics, build_actor, concatenate_rollouts, counts_rooms, environment_kind, minibatches, ppo_arguments, rollout_spec
 
 RND_INIT_SEED_OFFSET = 20_000  # the random steps that initialise the normaliser play their own environments
@@ -98,8 +98,8 @@ class PpoRndLearner(PpoLearner):
         self.rnd.observation_normalizer.update(self.rnd.flat_inputs(samples['next_observation']))
         self.learner_steps += 1
         self.statistics.record(
-            explained_variance=_explained_variance(samples['value'], samples['return']),
-            intrinsic_explained_variance=_explained_variance(samples['intrinsic_value'], samples['intrinsic_return']),
+            explained_variance=float(policy_gradient.explained_variance(samples['value'], samples['return'])),
+            intrinsic_explained_variance=float(policy_gradient.explained_variance(samples['intrinsic_value'], samples['intrinsic_return'])),
             intrinsic_reward=intrinsic_reward.mean(),
             extrinsic_advantage_std=extrinsic_advantages.std(),
             intrinsic_advantage_std=intrinsic_advantages.std(),
