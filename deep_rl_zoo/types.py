@@ -77,3 +77,12 @@ class OneOptimizerLearner:
         self.network.load_state_dict(state['network'])
         self.optimizer.load_state_dict(state['optimizer'])
         self.learner_steps = int(state['learner_steps'])
+
+
+def rmsprop_or_adam(network: nn.Module, optimizer: str, learning_rate: float, rmsprop_alpha: float, eps: float) -> torch.optim.Optimizer:
+    """RMSProp (A3C's and IMPALA's optimiser; PyTorch's epsilon sits outside the square root) or Adam."""
+    if optimizer == 'rmsprop':
+        return torch.optim.RMSprop(network.parameters(), lr=learning_rate, alpha=rmsprop_alpha, eps=eps)
+    if optimizer == 'adam':
+        return torch.optim.Adam(network.parameters(), lr=learning_rate, eps=eps)
+    raise ValueError(f'optimizer must be rmsprop or adam, got {optimizer!r}')

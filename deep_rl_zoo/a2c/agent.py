@@ -46,7 +46,7 @@ from deep_rl_zoo.networks.policy import CategoricalActorCritic, actor_critic_for
 from deep_rl_zoo.normalizer import fold_into_observation_statistics
 from deep_rl_zoo.rollouts import OnPolicyActor, rollout_spec
 from deep_rl_zoo.schedule import LinearSchedule
-from deep_rl_zoo.types import OneOptimizerLearner
+from deep_rl_zoo.types import OneOptimizerLearner, rmsprop_or_adam
 
 __all__ = [
     'A2cGradientLearner',
@@ -58,7 +58,6 @@ __all__ = [
     'build_gradient_learner',
     'build_learner',
     'gradient_rollout_spec',
-    'rmsprop_or_adam',
     'make_network',
     'rollout_spec',
     'train',
@@ -98,15 +97,6 @@ class A2cLoss:
             'explained_variance': policy_gradient.explained_variance(output.value.detach(), returns),
         }
         return loss, statistics
-
-
-def rmsprop_or_adam(network: nn.Module, optimizer: str, learning_rate: float, rmsprop_alpha: float, eps: float) -> torch.optim.Optimizer:
-    """RMSProp (A3C's and IMPALA's optimiser; PyTorch's epsilon sits outside the square root) or Adam."""
-    if optimizer == 'rmsprop':
-        return torch.optim.RMSprop(network.parameters(), lr=learning_rate, alpha=rmsprop_alpha, eps=eps)
-    if optimizer == 'adam':
-        return torch.optim.Adam(network.parameters(), lr=learning_rate, eps=eps)
-    raise ValueError(f'optimizer must be rmsprop or adam, got {optimizer!r}')
 
 
 class A2cLearner(OneOptimizerLearner):

@@ -37,14 +37,13 @@ import torch
 from torch import nn
 
 from deep_rl_zoo import main_loop, trackers, vtrace
-from deep_rl_zoo.a2c.agent import rmsprop_or_adam
 from deep_rl_zoo.greedy_actors import RecurrentPolicyGreedyActor
 from deep_rl_zoo.gym_env import VectorEnvironment
 from deep_rl_zoo.networks.common import ImpalaResNetTorso, NatureCnnTorso
 from deep_rl_zoo.networks.policy import CategoricalActorCritic, RecurrentActorCritic, actor_critic_for, recurrent_actor_critic_for
 from deep_rl_zoo.rollouts import OnPolicyActor, RecurrentOnPolicyActor, bootstrapped_rollout_spec, recurrent_rollout_spec
 from deep_rl_zoo.schedule import LinearSchedule
-from deep_rl_zoo.types import OneOptimizerLearner
+from deep_rl_zoo.types import OneOptimizerLearner, rmsprop_or_adam
 
 BATCH_FIELDS = ('observation', 'last_observation', 'action', 'log_prob', 'reward', 'discount')  # what the loss reads
 RECURRENT_FIELDS = ('core_h', 'core_c', 'prev_action', 'prev_reward', 'episode_start')  # and with --use_lstm
