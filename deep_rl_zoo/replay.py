@@ -661,7 +661,8 @@ class SequenceReplay:
 
     With `state_size` > 0 each step also carries the actor's recurrent state before it, and each sequence keeps
     the one before its first step: R2D2's "stored state" (Kapturowski et al. 2019, section 3), from which the
-    learner unrolls instead of from zeros.
+    learner unrolls instead of from zeros. With `extras_size` > 0 each step carries that many more float32 numbers
+    (NGU's intrinsic reward, policy index, ...), stored with its sequence (zeros on padding), read with `extras_at`.
     """
 
     def __init__(
@@ -678,6 +679,7 @@ class SequenceReplay:
         compress: bool = False,
         seed: int = 0,
         state_size: int = 0,
+        extras_size: int = 0,
     ):
         """Allocates storage for `capacity` sequences of `sequence_length` steps.
 
@@ -692,10 +694,12 @@ class SequenceReplay:
           compress: store each sequence's observations compressed with snappy.
           seed: seed of the sampling random generator.
           state_size: size of the recurrent state stored with each sequence (0: none, `initial_state` is [B, 0]).
+          extras_size: float32 numbers stored with each step (0: none).
         """
         self._capacity = _check_positive_int('capacity', capacity)
         self._length = _check_positive_int('sequence_length', sequence_length)
         self._state_size = _check_positive_int('state_size', state_size, minimum=0)
+        self._extras_size = _check_positive_int('extras_size', extras_size, minimum=0)
         self._overlap = _check_positive_int('overlap', overlap, minimum=0)
         if self._overlap >= self._length:
             raise ValueError(f'overlap must be smaller than sequence_length ({self._length}), got {overlap}')
@@ -725,6 +729,7 @@ class SequenceReplay:
         self._first = zeros(stored, dtype=bool)
         self._mask = zeros(stored, dtype=bool)
         self._initial_state = zeros((self._capacity,), (self._state_size,))
+        self._extras = zeros(stored, (self._extras_size,))
         self._new_steps = np.zeros(self._capacity, np.int64)  # steps each sequence added beyond its overlap
         self._num_stored = 0
         self._num_added = 0  # sequences ever stored; the next one goes to slot _num_added % capacity
@@ -737,6 +742,7 @@ class SequenceReplay:
         self._pending_terminal = zeros(pending, dtype=bool)
         self._pending_first = zeros(pending, dtype=bool)
         self._pending_state = zeros(pending, (self._state_size,))
+        self._pending_extras = zeros(pending, (self._extras_size,))
         self._pending_count = np.zeros(self._num_streams, np.int64)
         self._carried = np.zeros(self._num_streams, np.int64)
         self._starts_episode = np.ones(self._num_streams, bool)
@@ -769,9 +775,10 @@ class SequenceReplay:
         final_observation: np.ndarray,
         recurrent_state: np.ndarray | None = None,
         streams: np.ndarray | None = None,
+        extras: np.ndarray | None = None,
     ) -> None:
-        """Appends one step to every stream, or to `streams` only (the arguments of `UniformReplay.add`, and the
-        recurrent state).
+        """Appends one step to every stream, or to `streams` only (the arguments of `UniformReplay.add`, the
+        recurrent state and the extras).
 
         Args:
           observation: [num_streams, *observation_shape], the observations the actions were taken from.
@@ -787,6 +794,7 @@ class SequenceReplay:
           streams: distinct stream indices the rows belong to (default: all streams, in order); the leading
             dimension of every other argument is then len(streams). Several actors' environments feed one replay
             this way, each adding its steps when they arrive.
+          extras: [num_streams, extras_size] float32; required when extras_size > 0, ignored otherwise.
         """
         if streams is None:
             streams = np.arange(self._num_streams)
@@ -814,6 +822,10 @@ class SequenceReplay:
             self._pending_state[streams, self._pending_count[streams]] = _as_batch(
                 'recurrent_state', recurrent_state, batch + (self._state_size,), np.float32
             )
+        if self._extras_size:
+            if extras is None:
+                raise ValueError(f'extras is required: this replay stores {self._extras_size} extras per step')
+            self._pending_extras[streams, self._pending_count[streams]] = _as_batch('extras', extras, batch + (self._extras_size,), np.float32)
         for row, stream in enumerate(streams):
             index = self._pending_count[stream]
             self._pending_observations[stream, index] = observation[row]
@@ -847,6 +859,7 @@ class SequenceReplay:
             (self._rewards, self._pending_rewards),
             (self._terminal, self._pending_terminal),
             (self._first, self._pending_first),
+            (self._extras, self._pending_extras),
         ):
             stored[slot] = 0
             stored[slot, :count] = pending[stream, :count]
@@ -867,6 +880,7 @@ class SequenceReplay:
             self._pending_terminal,
             self._pending_first,
             self._pending_state,
+            self._pending_extras,
         ):
             pending[stream, : self._overlap] = pending[stream, kept].copy()
         self._pending_count[stream] = self._carried[stream] = self._overlap
@@ -897,6 +911,10 @@ class SequenceReplay:
             initial_state=self._initial_state[indices],
         )
 
+    def extras_at(self, indices: np.ndarray) -> np.ndarray:
+        """The extras [B, T, extras_size] of the sequences at `indices` (as `sequences_at`)."""
+        return self._extras[np.asarray(indices)]
+
     def sample(self, batch_size: int) -> Sequences:
         """`batch_size` stored sequences drawn uniformly, with replacement."""
         batch_size = _check_positive_int('batch_size', batch_size)
@@ -907,7 +925,7 @@ class SequenceReplay:
     def bytes_per_sequence(self) -> float:
         """Memory one stored sequence takes: its share of the per-sequence arrays, and its observations (raw, or the
         mean size of the stored snappy-compressed ones). Multiply by `capacity` for the memory of a full replay."""
-        arrays = (self._actions, self._rewards, self._terminal, self._first, self._mask, self._initial_state, self._new_steps)
+        arrays = (self._actions, self._rewards, self._terminal, self._first, self._mask, self._initial_state, self._extras, self._new_steps)
         fixed = sum(array.nbytes for array in arrays) / self._capacity
         if not self._compress:
             return fixed + self._observations.nbytes / self._capacity
@@ -1047,9 +1065,12 @@ def _restore_attributes(target: Any, attributes: dict) -> None:
 
 
 def _check_same_layout(current: dict, saved: dict, where: str) -> None:
-    """Refuses a saved replay whose arrays differ in shape or dtype (another capacity, observation, ...)."""
+    """Refuses a saved replay whose arrays differ in shape or dtype (another capacity, observation, ...); an empty
+    array the saved replay lacks (a sequence replay's extras, saved before they existed) keeps its value."""
     for name, value in current.items():
         other = saved.get(name)
+        if other is None and isinstance(value, np.ndarray) and value.size == 0:
+            continue
         if isinstance(value, SumTree):
             _check_same_layout(vars(value), other if isinstance(other, dict) else {}, f'{where}.{name}')
         elif isinstance(value, np.ndarray) and (

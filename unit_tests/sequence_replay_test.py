@@ -4,6 +4,7 @@ ends, truncation against terminal, several streams, the circular buffer, compres
 import numpy as np
 import pytest
 
+from deep_rl_zoo import replay as replay_lib
 from deep_rl_zoo.replay import SequenceReplay
 
 GAMMA = 0.9
@@ -265,3 +266,43 @@ def test_a_replay_that_stores_states_refuses_steps_without_one():
         replay.add(**step, recurrent_state=np.zeros((1, 2), np.float32))
     with pytest.raises(ValueError, match='state_size must be an integer >= 0'):
         make_replay(state_size=-1)
+
+
+def test_each_steps_extras_are_kept_with_its_sequences_through_overlap_and_padding():
+    """extras_size=3, the extras of step t of stream s are [t, s, 1]: stream 0 plays one episode of 7 steps, stream 1
+    steps without an end; every sequence holds its own steps' extras, zeros on its padding."""
+    replay = make_replay(num_streams=2, extras_size=3)
+    plain = make_replay(num_streams=2)
+    for t in range(7):
+        end = np.array([t == 6, False])
+        replay.add(
+            np.stack([observation(t), observation(t, 1)]), np.zeros(2, np.int64), np.zeros(2), end, end,
+            np.stack([observation(t + 1), observation(t + 1, 1)]), extras=np.array([[t, 0, 1], [t, 1, 1]], np.float32),
+        )
+    assert replay.num_sequences == 5  # stream 0: steps 0-3, 2-5, 4-6 (padded); stream 1: 0-3, 2-5
+    sequences, extras = all_sequences(replay), replay.extras_at(np.arange(5))
+    assert extras.shape == (5, 4, 3) and extras.dtype == np.float32
+    np.testing.assert_array_equal(extras[..., 0][sequences.mask], sequences.observation[:, :-1, 0][sequences.mask])
+    np.testing.assert_array_equal(extras[..., 1][sequences.mask], sequences.observation[:, :-1, 1][sequences.mask])
+    assert not extras[~sequences.mask].any() and extras[sequences.mask, 2].all()
+    assert replay.bytes_per_sequence() == plain.bytes_per_sequence() + 4 * 3 * 4  # T steps of 3 float32
+    step = dict(
+        observation=np.zeros((2, 2), np.float32), action=np.zeros(2, np.int64), reward=np.zeros(2),
+        terminal=np.zeros(2, bool), episode_end=np.zeros(2, bool), final_observation=np.zeros((2, 2), np.float32),
+    )
+    with pytest.raises(ValueError, match='extras is required'):
+        replay.add(**step)
+    with pytest.raises(ValueError, match=r'extras must have shape \(2, 3\)'):
+        replay.add(**step, extras=np.zeros((2, 2), np.float32))
+
+
+def test_a_replay_saved_before_extras_existed_loads():
+    replay = make_replay()
+    play(replay, 6)
+    state = replay_lib.replay_state(replay)
+    items = state['attributes']['items']
+    state['attributes']['items'] = [item for item in items if item[0] not in ('_extras', '_pending_extras', '_extras_size')]
+    restored = make_replay()
+    replay_lib.load_replay_state(restored, state)
+    np.testing.assert_array_equal(all_sequences(restored).observation, all_sequences(replay).observation)
+    assert restored.extras_at(np.arange(restored.num_sequences)).shape == (restored.num_sequences, 4, 0)

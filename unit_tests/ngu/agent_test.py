@@ -1,7 +1,6 @@
-"""NGU's agent pieces: the replay's per-step extras (kept through overlaps and padding), the actor on real CartPole
-(each step's previous action and rewards, policy index and intrinsic reward, the LSTM state zeroed at episode
-starts) and the learner (Retrace on r^e + beta_j r^i with each sequence's gamma_j, priorities, the embedding and RND
-predictor trained, RND's target fixed)."""
+"""NGU's agent pieces: the actor on real CartPole (each step's previous action and rewards, policy index and
+intrinsic reward, the LSTM state zeroed at episode starts) and the learner (Retrace on r^e + beta_j r^i with each
+sequence's gamma_j, priorities, the embedding and RND predictor trained, RND's target fixed)."""
 
 import numpy as np
 import pytest
@@ -23,32 +22,6 @@ VALUES = {
     'importance_sampling_exponent_begin_value': 0.6, 'importance_sampling_exponent_end_value': 0.6, 'importance_sampling_exponent_decay_step': 1,
     'max_grad_norm': 10.0, 'eval_exploration_epsilon': 0.0,
 }  # fmt: skip
-
-
-def test_the_replay_keeps_each_steps_extras_with_its_sequence():
-    replay = ngu_replay.ExtrasSequenceReplay(
-        priority_exponent=1.0, priority_eps=1e-6, capacity=10, sequence_length=4, overlap=2, observation_shape=(1,), observation_dtype=np.float32,
-        num_streams=2, state_size=1,
-    )  # fmt: skip
-    for t in range(7):  # stream 0: one episode of 7 steps; stream 1: steps 100 + t, no episode end
-        end = np.array([t == 6, False])
-        extras = np.array([[t] * 5, [100 + t] * 5], np.float32)
-        observation = np.array([[t], [100 + t]], np.float32)
-        replay.add(observation, np.zeros(2, np.int64), np.zeros(2), end, end, observation + 1, extras=extras, recurrent_state=np.zeros((2, 1), np.float32))
-    sequences = replay.sequences_at(np.arange(replay.num_sequences))
-    extras = replay.extras_at(np.arange(replay.num_sequences))
-    assert replay.num_sequences == 5  # stream 0: steps 0-3, 2-5, 4-6 (padded); stream 1: 100-103, 102-105
-    for b in range(replay.num_sequences):
-        real = sequences.mask[b]
-        np.testing.assert_array_equal(extras[b, real, ngu_replay.POLICY], sequences.observation[b, :-1, 0][real])
-        assert not extras[b, ~real].any()  # zeros on padding
-    assert replay.bytes_per_sequence() == replay_lib_bytes(replay) + 4 * 5 * 4
-    with pytest.raises(ValueError, match=r'extras must have shape \(2, 5\)'):
-        replay.add(observation, np.zeros(2, np.int64), np.zeros(2), end, end, observation, extras=extras[:, :3], recurrent_state=np.zeros((2, 1), np.float32))
-
-
-def replay_lib_bytes(replay):
-    return super(ngu_replay.ExtrasSequenceReplay, replay).bytes_per_sequence()
 
 
 def make_actor(first_stream=0, num_steps=60, seed=5):
