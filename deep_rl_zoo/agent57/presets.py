@@ -2,10 +2,10 @@
 the command line win, --preset=none turns them off). Results: README, "Exploration benchmark".
 """
 
-from deep_rl_zoo.r2d2 import presets as r2d2_presets
+from deep_rl_zoo.ngu import presets as ngu_presets
 
 PRESETS = {
-    # R2D2's MultiRoom settings (2 actors of 8 environments, 4 + 16-step sequences, one gradient step per 64 env steps,
-    # 500k env steps; see r2d2/presets.py) with run_classic's family of 8 policies (gamma 0.99 down to 0.97).
-    'MiniGrid-MultiRoom-N4-S5-v0': dict(r2d2_presets.MULTIROOM_N4_S5),
+    # NGU's MultiRoom settings, R2D2's (2 actors of 8 environments, 4 + 16-step sequences, one gradient step per 64 env
+    # steps, 500k env steps; see r2d2/presets.py), with run_classic's family of 8 policies (gamma 0.99 down to 0.97).
+    'MiniGrid-MultiRoom-N4-S5-v0': dict(ngu_presets.PRESETS['MiniGrid-MultiRoom-N4-S5-v0']),
 }

@@ -2,13 +2,12 @@
 the command line win, --preset=none turns them off and leaves run_classic's defaults). Results: README, "Presets".
 """
 
-from deep_rl_zoo.double_dqn import presets as double_dqn_presets
 from deep_rl_zoo.dqn import presets as dqn_presets
 
 PRESETS = {
     # Double DQN's CartPole preset (rl-baselines3-zoo's DQN settings with 3-step returns, Adam 1e-3; 50k env steps) on
     # this agent's own run_classic defaults for the rest.
-    'CartPole-v1': dict(double_dqn_presets.PRESETS['CartPole-v1']),
+    'CartPole-v1': dict(dqn_presets.CARTPOLE_AT_ADAM_1E3),
     # DQN's LunarLander preset (rl-baselines3-zoo's DQN settings with 3-step returns, 100k env steps) with the 51 atoms
     # on [-200, 200], which holds LunarLander's discounted returns (a crash costs 100, coming to rest earns 100): seeds
     # 1-3 reach 200 at 80k, 80k and 90k.

@@ -23,3 +23,7 @@ PRESETS = {
         exploration_epsilon_end_value=0.1,
     ),
 }  # fmt: skip
+
+# DQN's CartPole preset at Adam 1e-3: Double DQN's preset, and C51's, prioritized DQN's and QR-DQN's (on their own
+# run_classic defaults for the rest).
+CARTPOLE_AT_ADAM_1E3 = {**PRESETS['CartPole-v1'], 'learning_rate': 1e-3}
