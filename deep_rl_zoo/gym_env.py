@@ -376,6 +376,17 @@ def is_minigrid(environment_name: str) -> bool:
     return environment_name.startswith("MiniGrid-")
 
 
+def environment_kind(kind: str, environment_name: str) -> str:
+    """The kind of environment a run script's `kind` means for `environment_name`: 'classic' also takes MiniGrid."""
+    return "minigrid" if kind == "classic" and is_minigrid(environment_name) else kind
+
+
+def is_montezuma_revenge(kind: str, environment_name: str) -> bool:
+    """Whether an environment of `kind` named `environment_name` is Montezuma's Revenge (whose rooms `RoomCounter`
+    counts)."""
+    return kind == "atari" and atari_rom_id(environment_name) == "montezuma_revenge"
+
+
 def create_minigrid_vector_env(
     environment_name: str, num_envs: int, seed: int, render: bool = False
 ) -> VectorEnvironment:
@@ -655,3 +666,43 @@ class ObscuredObservations:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+class RoomCounter:
+    """A Montezuma's Revenge `VectorEnvironment` (Python wrappers) that counts the distinct rooms (RAM byte
+    `MONTEZUMA_ROOM_RAM_ADDRESS`) of each episode; `take_counts()` returns, per step since the last call, the room
+    count of the episodes that ended at it (0 elsewhere). The room read after a step that ends an episode belongs to
+    the next one."""
+
+    def __init__(self, env: VectorEnvironment):
+        self.env = env
+        self.num_envs = env.num_envs
+        self.single_observation_space = env.single_observation_space
+        self.single_action_space = env.single_action_space
+        self.frames_per_step = env.frames_per_step
+        self._rooms: list[set[int]] = [set() for _ in range(env.num_envs)]
+        self._counts: list[np.ndarray] = []
+
+    def reset(self) -> np.ndarray:
+        observation = self.env.reset()
+        self._rooms = [{int(room)} for room in self.env.ram_byte(MONTEZUMA_ROOM_RAM_ADDRESS)]
+        return observation
+
+    def step(self, actions: np.ndarray) -> VectorStep:
+        step = self.env.step(actions)
+        rooms = self.env.ram_byte(MONTEZUMA_ROOM_RAM_ADDRESS)
+        counts = np.zeros(self.num_envs, dtype=np.float32)
+        for index in np.flatnonzero(step.terminated | step.truncated):
+            counts[index] = len(self._rooms[index])
+            self._rooms[index] = set()
+        for index, room in enumerate(rooms):
+            self._rooms[index].add(int(room))
+        self._counts.append(counts)
+        return step
+
+    def take_counts(self) -> np.ndarray:
+        counts, self._counts = np.stack(self._counts), []
+        return counts
+
+    def close(self) -> None:
+        self.env.close()

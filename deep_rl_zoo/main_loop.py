@@ -136,10 +136,14 @@ def prepare_process(values: dict[str, Any]) -> None:
 
 
 def create_environment(
-    kind: str, values: dict[str, Any], num_envs: int, seed: int, *, use_python_wrappers: bool = False, render: bool = False
+    kind: str, values: dict[str, Any], num_envs: int, seed: int, *, use_python_wrappers: bool = False, render: bool = False, count_rooms: bool = False
 ) -> VectorEnvironment:
     """The vector environment a run's flag `values` ask for: 'classic', 'atari' or 'continuous'; observations
-    are obscured with probability `obscure_probability` when a run defines that flag (flickering Atari, DRQN)."""
+    are obscured with probability `obscure_probability` when a run defines that flag (flickering Atari, DRQN). With
+    `count_rooms`, Montezuma's Revenge is built from Python wrappers (the C++ vector env does not expose the RAM) in
+    a `gym_env.RoomCounter`."""
+    if count_rooms and gym_env.is_montezuma_revenge(kind, values['environment_name']):
+        return gym_env.RoomCounter(create_environment(kind, values, num_envs, seed, use_python_wrappers=True, render=render))
     options: dict[str, Any] = {'render': render}
     if kind == 'atari':
         if values['environment_height'] != values['environment_width']:
@@ -393,12 +397,14 @@ def train_actors_and_learner(
     values: Optional[dict[str, Any]] = None,
     make_eval_actor: Optional[Callable[[nn.Module, torch.device], Actor]] = None,
     config_flags: Optional[dict[str, Any]] = None,
+    count_rooms: bool = False,
 ) -> None:
     """Entry point of the actors + learner run scripts (PPO, IMPALA, ...): everything from the flags, then
     iterations; `asynchronous` runs the loop's asynchronous mode with the flags of `flags.define_asynchronous`. The
     evaluation actor is `make_eval_actor(learner.network, device)` (IMPALA's recurrent policy), by default
     `PolicyGreedyActor`. An agent whose flags have other names (APPO) hands in the run's `values`, translated from
-    `config_flags`, its script's flag values, to which it applied `experiment.prepare` itself."""
+    `config_flags`, its script's flag values, to which it applied `experiment.prepare` itself. With `count_rooms` the
+    actors' environments count the rooms of Montezuma's Revenge (see `create_environment`)."""
     from deep_rl_zoo import flags
 
     prepared = values is not None
@@ -424,7 +430,7 @@ def train_actors_and_learner(
         async_settings = AsyncSettings.from_values(values) if asynchronous else None
         eval_env, device, learner = build(values)
 
-    make_actor = _ActorFactory(kind, values, make_network, build_actor)
+    make_actor = _ActorFactory(kind, values, make_network, build_actor, count_rooms)
     spec = rollout_spec(eval_env, values['num_envs_per_actor'], values['unroll_length'])
     num_buffers = async_settings.num_buffers_per_actor if async_settings else 1
     distributed.check_rollout_memory(distributed.rollout_buffer_bytes(values['num_actors'], spec, num_buffers), _rollout_sizes(config_flags or values))
@@ -448,11 +454,12 @@ class _ActorFactory:
     values: dict[str, Any]
     make_network: Callable[[VectorEnvironment, dict[str, Any]], nn.Module]
     build_actor: Callable[..., distributed.RolloutActor]
+    count_rooms: bool = False
 
     def __call__(self, actor_id: int, device: torch.device) -> distributed.RolloutActor:
         num_envs = self.values['num_envs_per_actor']
         seed = self.values['seed'] + actor_id * num_envs  # every environment of the run has its own seed
-        env = create_environment(self.kind, self.values, num_envs, seed)
+        env = create_environment(self.kind, self.values, num_envs, seed, count_rooms=self.count_rooms)
         return self.build_actor(self.make_network(env, self.values), env, self.values, seed, device)
 
 

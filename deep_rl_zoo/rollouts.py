@@ -11,6 +11,10 @@ state across steps and rollouts and writes the state each rollout starts from (`
 
 Off-policy agents with actor processes (discrete SAC) use `TransitionActor` instead: it writes the plain steps
 (`transition_spec`) that the learner adds to its replay.
+
+On Montezuma's Revenge the agents that report the rooms their episodes visit (PPO's curiosity agents, R2D2's family)
+add 'visited_rooms' to their rollouts (`visited_rooms_spec`), written from a `gym_env.RoomCounter`
+(`write_visited_rooms`).
 """
 
 from typing import Any
@@ -20,7 +24,7 @@ import torch
 from torch import nn
 
 from deep_rl_zoo.greedy_actors import as_tensor
-from deep_rl_zoo.gym_env import VectorEnvironment
+from deep_rl_zoo.gym_env import RoomCounter, VectorEnvironment
 from deep_rl_zoo.normalizer import RewardScaler
 from deep_rl_zoo.trackers import EpisodeTracker
 
@@ -45,6 +49,19 @@ def rollout_spec(env: VectorEnvironment, num_envs: int, unroll_length: int) -> d
         'reward': ((steps, num_envs), torch.float32),
         'discount': ((steps, num_envs), torch.float32),
     }
+
+
+def visited_rooms_spec(num_envs: int, steps: int) -> dict[str, tuple[tuple[int, ...], torch.dtype]]:
+    """'visited_rooms' [T, N]: the rooms of the episode that ended at a step (Montezuma's Revenge), else 0."""
+    return {'visited_rooms': ((steps, num_envs), torch.float32)}
+
+
+def write_visited_rooms(env: VectorEnvironment, buffer: dict[str, torch.Tensor]) -> None:
+    """Fills a rollout's 'visited_rooms' from a `gym_env.RoomCounter`'s counts (zeros for any other environment)."""
+    if isinstance(env, RoomCounter):
+        buffer['visited_rooms'].copy_(torch.from_numpy(env.take_counts()))
+    else:
+        buffer['visited_rooms'].zero_()
 
 
 class SamplingActor:
@@ -124,6 +141,8 @@ class OnPolicyActor(SamplingActor):
         buffer['value'][self.unroll_length] = self.network(last_observation).value.cpu()
         if 'last_observation' in buffer:  # learners that bootstrap with their own values (IMPALA's V-trace)
             buffer['last_observation'].copy_(last_observation)
+        if 'visited_rooms' in buffer:
+            write_visited_rooms(self.env, buffer)
         return finished
 
 
@@ -134,6 +153,10 @@ def bootstrapped_rollout_spec(env: VectorEnvironment, num_envs: int, unroll_leng
     observation_shape, observation_dtype = spec['observation']
     return {**spec, 'last_observation': (observation_shape[1:], observation_dtype)}
 
+
+def room_counting_rollout_spec(env: VectorEnvironment, num_envs: int, unroll_length: int) -> dict[str, tuple[tuple[int, ...], torch.dtype]]:
+    """`bootstrapped_rollout_spec` and 'visited_rooms' (`visited_rooms_spec`): the rollouts of PPO's curiosity agents."""
+    return {**bootstrapped_rollout_spec(env, num_envs, unroll_length), **visited_rooms_spec(num_envs, unroll_length)}
 
 
 def recurrent_rollout_spec(core_size: int):

@@ -413,3 +413,28 @@ class LearnerStatistics:
             means[name] = stacked.mean().item()
         self._values.clear()
         return means
+
+
+class RoomStatistics:
+    """Rooms visited per finished training episode (Montezuma's Revenge: `gym_env.RoomCounter`), from the rollouts'
+    'visited_rooms', averaged per iteration; `active` when the actors count them (its statistics then also become
+    results CSV columns, nan for an iteration without an episode end)."""
+
+    def __init__(self, active: bool = False) -> None:
+        self.active = active
+        self._counts: list[torch.Tensor] = []
+
+    def record(self, batch: dict[str, torch.Tensor]) -> None:
+        rooms = batch['visited_rooms']
+        self._counts.append(rooms[rooms > 0].cpu())
+
+    def statistics(self) -> dict[str, float]:
+        """{'visited_rooms_mean', 'visited_rooms_max'} of the episodes finished since the last call (nan without one;
+        {} when the actors count no rooms)."""
+        counts = torch.cat(self._counts) if self._counts else torch.zeros(0)
+        self._counts = []
+        if not self.active:
+            return {}
+        if counts.numel() == 0:
+            return {'visited_rooms_mean': math.nan, 'visited_rooms_max': math.nan}
+        return {'visited_rooms_mean': float(counts.mean()), 'visited_rooms_max': float(counts.max())}

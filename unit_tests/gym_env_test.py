@@ -533,3 +533,49 @@ def test_screenshot_of_rgb_frame_is_a_copy():
 def test_screenshot_rejects_other_inputs(bad):
     with pytest.raises(ValueError, match="observation_row must be"):
         gym_env.screenshot(bad)
+
+
+class ScriptedMontezuma:
+    """Stands in for a Montezuma VectorEnvironment: scripted rooms after each step and episode ends."""
+
+    num_envs = 2
+    single_observation_space = single_action_space = None
+    frames_per_step = 4
+
+    def __init__(self, rooms, ends):
+        self.rooms, self.ends, self.t = rooms, ends, 0
+        self.current = np.array([1, 1])
+
+    def reset(self):
+        return np.zeros((2, 1))
+
+    def ram_byte(self, address):
+        assert address == gym_env.MONTEZUMA_ROOM_RAM_ADDRESS
+        return self.current
+
+    def step(self, actions):
+        self.current = np.array(self.rooms[self.t])
+        end = np.array(self.ends[self.t])
+        self.t += 1
+        zeros = np.zeros(2, dtype=np.float32)
+        return gym_env.VectorStep(np.zeros((2, 1)), zeros, zeros, end, np.zeros(2, bool), np.zeros(2, bool), np.zeros((2, 1)))
+
+
+def test_room_counter_counts_distinct_rooms_per_episode():
+    # env 0 visits rooms 1, 0, 1, 4 and its episode ends at step 4 (the room read then is the next episode's 1);
+    # env 1 stays in room 1 and ends at step 2.
+    rooms = [(0, 1), (1, 1), (4, 1), (1, 1), (1, 1)]
+    ends = [(False, False), (False, True), (False, False), (True, False), (False, False)]
+    counter = gym_env.RoomCounter(ScriptedMontezuma(rooms, ends))
+    counter.reset()
+    for _ in range(5):
+        counter.step(np.zeros(2, dtype=np.int64))
+    np.testing.assert_array_equal(counter.take_counts(), [[0, 0], [0, 1], [0, 0], [3, 0], [0, 0]])
+
+
+def test_environment_kind_and_montezuma():
+    assert gym_env.environment_kind('classic', 'MiniGrid-DoorKey-5x5-v0') == 'minigrid'
+    assert gym_env.environment_kind('classic', 'CartPole-v1') == 'classic'
+    assert gym_env.environment_kind('atari', 'Pong') == 'atari'
+    assert gym_env.is_montezuma_revenge('atari', 'MontezumaRevenge') and gym_env.is_montezuma_revenge('atari', 'ALE/MontezumaRevenge-v5')
+    assert not gym_env.is_montezuma_revenge('atari', 'Pong') and not gym_env.is_montezuma_revenge('classic', 'CartPole-v1')

@@ -331,6 +331,22 @@ def test_create_environment_refuses_unknown_kind_and_non_square_frames():
         main_loop.create_environment('atari', {'environment_name': 'Pong', 'environment_height': 84, 'environment_width': 80}, 1, 0)
 
 
+def test_create_environment_counts_montezumas_rooms_when_asked():
+    values = {
+        'environment_height': 84, 'environment_width': 84, 'environment_frame_skip': 4, 'environment_frame_stack': 4, 'max_noop_actions': 0,
+        'max_episode_frames': 1000, 'clip_reward': False,
+    }  # fmt: skip
+    counting = main_loop.create_environment('atari', {**values, 'environment_name': 'MontezumaRevenge'}, 2, 0, count_rooms=True)
+    counting.reset()
+    counting.step(np.zeros(2, np.int64))
+    assert isinstance(counting, gym_env.RoomCounter) and counting.take_counts().shape == (1, 2)
+    counting.close()
+    for name, count_rooms in (('MontezumaRevenge', False), ('Pong', True)):  # not asked, or another game: the C++ vector env
+        env = main_loop.create_environment('atari', {**values, 'environment_name': name}, 2, 0, count_rooms=count_rooms)
+        assert not isinstance(env, gym_env.RoomCounter)
+        env.close()
+
+
 # ------------------------------------------------------------------------------ run_actors_and_learner
 
 

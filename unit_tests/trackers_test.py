@@ -254,3 +254,14 @@ def test_learner_statistics_average_numbers_and_tensors_per_name_then_forget_the
     means = statistics.means()
     assert means == {'loss': 2.5, 'entropy': 1.0}
     assert statistics.means() == {}  # each iteration reports only its own values
+
+
+def test_room_statistics_average_the_rooms_of_finished_episodes():
+    statistics = trackers.RoomStatistics(active=True)
+    statistics.record({'visited_rooms': torch.tensor([[0.0, 0.0], [0.0, 1.0], [3.0, 0.0]])})  # 0: no episode ended there
+    assert statistics.statistics() == {'visited_rooms_mean': 2.0, 'visited_rooms_max': 3.0}
+    nothing = statistics.statistics()  # nothing finished since: nan, so the results CSV keeps its columns
+    assert list(nothing) == ['visited_rooms_mean', 'visited_rooms_max'] and all(math.isnan(value) for value in nothing.values())
+    inactive = trackers.RoomStatistics()  # a run whose actors count no rooms reports none
+    inactive.record({'visited_rooms': torch.tensor([[3.0]])})
+    assert inactive.statistics() == {}

@@ -33,7 +33,7 @@ from deep_rl_zoo.meta_controller import SlidingWindowUcb
 from deep_rl_zoo.networks.ngu import NguNetworks, ngu_networks
 from deep_rl_zoo.ngu import agent as ngu
 from deep_rl_zoo.ngu import replay as ngu_replay
-from deep_rl_zoo.r2d2.agent import apex_epsilons
+from deep_rl_zoo.sequence_learning import apex_epsilons
 
 EXTRINSIC, INTRINSIC = 0, 1
 
@@ -182,7 +182,7 @@ def build_actor(network: NguNetworks, env: VectorEnvironment, values: dict[str, 
         SlidingWindowUcb(values['num_policies'], values['ucb_window_size'], values['ucb_beta'], values['ucb_epsilon'], seed=seed + index) for index in range(num_envs)
     ]
     policy = make_policy(network, values, epsilons, bandits, seed, device)
-    return ngu.NguActor(policy, ngu.actor_environment(env, values, seed), values['actor_update_interval'], first_stream, values.get('terminal_on_life_loss', False))
+    return ngu.NguActor(policy, env, values['actor_update_interval'], first_stream, values.get('terminal_on_life_loss', False))
 
 
 def eval_policy(network: NguNetworks, values: dict[str, Any], epsilon: float, seed: int, device: torch.device = torch.device('cpu')) -> Agent57Policy:

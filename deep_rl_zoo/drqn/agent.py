@@ -33,6 +33,7 @@ from deep_rl_zoo import replay as replay_lib
 from deep_rl_zoo.greedy_actors import RecurrentEpsilonGreedyActor, as_tensor
 from deep_rl_zoo.gym_env import VectorEnvironment, VectorStep
 from deep_rl_zoo.networks.value import mlp_recurrent_q_network, nature_cnn_recurrent_q_network
+from deep_rl_zoo.sequence_learning import pad_first, sequence_layout
 
 
 class SequenceBatch(NamedTuple):
@@ -129,11 +130,6 @@ class Drqn(replay_agent.ReplayAgent):
         return torch.cat([q_burn_in, q_rest])
 
 
-def pad_first(first: torch.Tensor) -> torch.Tensor:
-    """The [T, B] episode-start mask of a sequence's steps, extended by a False row for its T + 1-th observation."""
-    return torch.cat([first, torch.zeros_like(first[:1])])
-
-
 def build_drqn(network: nn.Module, env: VectorEnvironment, values: dict[str, Any], device: torch.device) -> Drqn:
     """A DRQN agent from the run's flag values (`flags.define_value_learning`, `define_recurrent_replay`).
 
@@ -143,8 +139,7 @@ def build_drqn(network: nn.Module, env: VectorEnvironment, values: dict[str, Any
     replay_capacity / ceil(unroll_length / 2) sequences); `batch_size` counts sequences. Each sequence keeps the
     acting LSTM state (h, c) before its first step.
     """
-    sequence_length = values['burn_in'] + values['unroll_length']
-    overlap = values['burn_in'] + values['unroll_length'] // 2
+    sequence_length, overlap = sequence_layout(values['burn_in'], values['unroll_length'])
     observation_space = env.single_observation_space
     replay = replay_lib.SequenceReplay(
         capacity=max(1, values['replay_capacity'] // (sequence_length - overlap)),

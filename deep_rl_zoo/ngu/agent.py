@@ -35,20 +35,25 @@ import numpy as np
 import torch
 from torch import nn
 
-from deep_rl_zoo import curiosity, episodic_novelty, main_loop, trackers, transformed_returns
+from deep_rl_zoo import curiosity, episodic_novelty, gym_env, main_loop, transformed_returns
 from deep_rl_zoo import replay as replay_lib
-from deep_rl_zoo.drqn.agent import pad_first
 from deep_rl_zoo.greedy_actors import as_tensor
 from deep_rl_zoo.gym_env import VectorEnvironment, VectorStep
 from deep_rl_zoo.networks.ngu import NguNetworks, StepInputs, ngu_networks
 from deep_rl_zoo.networks.recurrent_value import lstm_size
 from deep_rl_zoo.ngu import replay as ngu_replay
-from deep_rl_zoo.ppo_icm.agent import RoomStatistics, counts_rooms, environment_kind
 from deep_rl_zoo.r2d2 import agent as r2d2_agent
-from deep_rl_zoo.r2d2.agent import SequenceLearnerBookkeeping, actor_environment, apex_epsilons, sequence_layout, sequence_loss, unroll_with_burn_in, write_visited_rooms
-from deep_rl_zoo.replay_agent import frozen_copy
-from deep_rl_zoo.rollouts import transition_spec
+from deep_rl_zoo.rollouts import transition_spec, visited_rooms_spec, write_visited_rooms
 from deep_rl_zoo.schedule import LinearSchedule
+from deep_rl_zoo.sequence_learning import (
+    SequenceLearner,
+    apex_epsilons,
+    learned_steps,
+    pad_first,
+    prioritized_sequence_replay,
+    sequence_loss,
+    time_major,
+)
 from deep_rl_zoo.trackers import EpisodeTracker
 
 
@@ -184,7 +189,7 @@ def rollout_spec(steps: int, kind: str, num_q_networks: int = 1) -> Callable[...
             'first_stream': ((1,), torch.int64),
             'extras': ((steps, num_envs, ngu_replay.NUM_EXTRAS), torch.float32),
             'episode_return': ((steps, num_envs), torch.float32),
-            'visited_rooms': ((steps, num_envs), torch.float32),
+            **visited_rooms_spec(num_envs, steps),
         }
 
     return spec
@@ -262,7 +267,7 @@ class LearnerBatch(NamedTuple):
     source: torch.Tensor  # [R] int64: the index in the prioritized sample of the sequence each row comes from
 
 
-class NguLearner(SequenceLearnerBookkeeping):
+class NguLearner(SequenceLearner):
     """The learner: adds the actors' steps to the replay, then takes the gradient steps owed (see the module
     docstring); `value_targets`, `taken_values`, `clip_gradients` and `row_priorities` are the parts Agent57 changes."""
 
@@ -276,70 +281,30 @@ class NguLearner(SequenceLearnerBookkeeping):
         *,
         betas: np.ndarray,
         discounts: np.ndarray,
-        learning_rate: float,
         intrinsic_learning_rate: float,
-        adam_eps: float,
-        batch_size: int,
-        min_replay_size: int,
-        learn_interval: int,
-        target_network_update_interval: int,
-        burn_in: int,
         retrace_lambda: float,
         intrinsic_train_steps: int,
-        priority_eta: float,
-        value_rescaling_eps: float,
-        importance_sampling_exponent: LinearSchedule,
-        max_grad_norm: float,
-        count_rooms: bool = False,
-        device: torch.device = torch.device('cpu'),
+        **sequence_learner_settings: Any,
     ):
-        self.network = network.to(device)
-        self.target_network = frozen_copy(self.network.q)
-        self.optimizer = torch.optim.Adam(self.network.q.parameters(), lr=learning_rate, eps=adam_eps)
+        super().__init__(network, replay, **sequence_learner_settings)
         intrinsic_parameters = list(self.network.embedding.parameters()) + list(self.network.rnd.predictor.parameters())
-        self.intrinsic_optimizer = torch.optim.Adam(intrinsic_parameters, lr=intrinsic_learning_rate, eps=adam_eps)
-        self.replay = replay
-        self.betas = torch.as_tensor(betas, dtype=torch.float32, device=device)
-        self.discounts = torch.as_tensor(discounts, dtype=torch.float32, device=device)
-        self.batch_size = batch_size
-        self.min_replay_size = min_replay_size
-        self.learn_interval = learn_interval
-        self.target_network_update_interval = target_network_update_interval
-        self.burn_in = burn_in
+        self.intrinsic_optimizer = torch.optim.Adam(intrinsic_parameters, lr=intrinsic_learning_rate, eps=sequence_learner_settings['adam_eps'])
+        self.betas = torch.as_tensor(betas, dtype=torch.float32, device=self.device)
+        self.discounts = torch.as_tensor(discounts, dtype=torch.float32, device=self.device)
         self.retrace_lambda = retrace_lambda
         self.intrinsic_train_steps = intrinsic_train_steps
-        self.priority_eta = priority_eta
-        self.value_rescaling_eps = value_rescaling_eps
-        self.importance_sampling_exponent = importance_sampling_exponent
-        self.max_grad_norm = max_grad_norm
-        self.device = device
-        self.rooms = RoomStatistics(active=count_rooms)
-        self.env_steps = 0
-        self.learning_env_steps = 0
-        self.learner_steps = 0
-        self.statistics = trackers.LearnerStatistics()
+
+    @property
+    def q_network(self) -> nn.Module:
+        return self.network.q
 
     def update(self, buffers: list[dict[str, torch.Tensor]]) -> None:
-        """Adds each rollout's steps to its environments' streams (and folds its observations into RND's normaliser),
-        then takes the gradient steps owed: one per `learn_interval` env steps added once the replay holds
-        `min_replay_size` sequences."""
+        """Folds each rollout's observations into RND's normaliser, then `SequenceLearner.update`: its steps and
+        extras into the replay, the gradient steps owed."""
         rnd = self.network.rnd
         for buffer in buffers:
-            self.rooms.record(buffer)
-            fields = {name: tensor.numpy() for name, tensor in buffer.items()}
-            num_steps, num_envs = fields['reward'].shape
             rnd.observation_normalizer.update(rnd.flat_inputs(buffer['observation'].flatten(0, 1).to(self.device)))
-            streams = int(fields['first_stream'][0]) + np.arange(num_envs)
-            for t in range(num_steps):
-                self.replay.add(
-                    fields['observation'][t], fields['action'][t], fields['reward'][t], fields['terminal'][t], fields['episode_end'][t],
-                    fields['final_observation'][t], extras=fields['extras'][t], recurrent_state=fields['recurrent_state'][t], streams=streams,
-                )  # fmt: skip
-                self.env_steps += num_envs
-                if self.replay.num_sequences >= self.min_replay_size:
-                    self.learning_env_steps += num_envs
-        while self.learner_steps < self.learning_env_steps // self.learn_interval:
-            self.learn()
+        super().update(buffers)
 
     def value_targets(self, q_all: torch.Tensor, q_target: torch.Tensor, action, reward, intrinsic, discount, mask, beta) -> list[torch.Tensor]:
         """NGU: one head learns r^e + beta_j r^i by transformed Retrace; its targets [T, B]."""
@@ -352,16 +317,12 @@ class NguLearner(SequenceLearnerBookkeeping):
 
     def learner_batch(self, sample: replay_lib.PrioritizedSequenceSample) -> LearnerBatch:
         """The sampled sequences as time-major tensors, each row the sequence of that index in the sample."""
-
-        def time_major(array: np.ndarray) -> torch.Tensor:
-            return as_tensor(array, self.device).transpose(0, 1)
-
-        sequences = sample.sequences
-        action = time_major(sequences.action).long()
-        reward, not_terminal, first, mask = (time_major(field) for field in (sequences.reward, sequences.discount, sequences.first, sequences.mask))
-        extras = time_major(self.replay.extras_at(sample.keys[0]))
+        sequences, device = sample.sequences, self.device
+        action = time_major(sequences.action, device).long()
+        reward, not_terminal, first, mask = (time_major(field, device) for field in (sequences.reward, sequences.discount, sequences.first, sequences.mask))
+        extras = time_major(self.replay.extras_at(sample.keys[0]), device)
         return LearnerBatch(
-            observation=time_major(sequences.observation), action=action, reward=reward, intrinsic_reward=extras[:, :, ngu_replay.INTRINSIC_REWARD],
+            observation=time_major(sequences.observation, device), action=action, reward=reward, intrinsic_reward=extras[:, :, ngu_replay.INTRINSIC_REWARD],
             not_terminal=not_terminal, first=first, mask=mask, inputs=step_inputs(action, reward, extras),
             state=tuple(as_tensor(sequences.initial_state, self.device).chunk(2, dim=1)), importance_weights=as_tensor(sample.weights, self.device),
             source=torch.arange(len(sample.weights), device=self.device),
@@ -392,49 +353,34 @@ class NguLearner(SequenceLearnerBookkeeping):
         the learned steps [T, R] of a batch of R rows: policy j = each row's policy input learns with beta_j, gamma_j."""
         policy = batch.inputs.policy[0]
         beta, discount = self.betas[policy], batch.not_terminal * self.discounts[policy]  # the replay's discount is 1
-        first_all = pad_first(batch.first)
-        num_steps = batch.action.shape[0]
-        q_all = unroll_with_burn_in(self.network.q, batch.observation, batch.inputs, batch.state, first_all, self.burn_in)
+        q_all, q_target = self.unroll(batch.observation, batch.inputs, batch.state, pad_first(batch.first))
         with torch.no_grad():
-            q_target, _ = self.target_network(batch.observation, batch.inputs, batch.state, first_all)
             targets = self.value_targets(q_all.detach(), q_target, batch.action, batch.reward, batch.intrinsic_reward, discount, batch.mask, beta)
         q_taken = self.taken_values(q_all, batch.action)
         td_errors = [target - taken for target, taken in zip(targets, q_taken)]
-        learned = batch.mask & ((torch.arange(num_steps, device=self.device) >= self.burn_in)[:, None] | batch.first[0])
+        learned = learned_steps(batch.mask, batch.first, self.burn_in)
         losses = [sequence_loss(td_error, learned, batch.importance_weights) for td_error in td_errors]
         return losses, td_errors, q_taken, learned
-
-    def clip_gradients(self) -> dict[str, torch.Tensor]:
-        """Clips the Q network's gradient norm to `max_grad_norm` (none when 0); its norm before the clip."""
-        return {'grad_norm': nn.utils.clip_grad_norm_(self.network.q.parameters(), self.max_grad_norm if self.max_grad_norm > 0 else float('inf'))}
 
     def row_priorities(self, td_errors: list[torch.Tensor], learned: torch.Tensor) -> torch.Tensor:
         """R2D2's sequence priorities [R] of NGU's one head."""
         return transformed_returns.sequence_priorities(td_errors[0].detach(), learned, self.priority_eta)
 
     def learn(self) -> None:
-        """One gradient step of the Q network and one of the embedding and RND predictor, on a prioritized batch."""
-        sample = self.replay.sample_prioritized(self.batch_size, self.importance_sampling_exponent(self.env_steps))
+        """One gradient step of the Q network (`SequenceLearner.gradient_step`), then one of the embedding and RND
+        predictor, on a prioritized batch."""
+        sample = self.sample()
         sampled = self.learner_batch(sample)
         batch = self.with_policy_zero_copies(sampled)
         losses, td_errors, q_taken, learned = self.head_losses(batch)
-        loss = sum(losses)
-        self.optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        grad_norms = self.clip_gradients()
-        self.optimizer.step()
         # A sequence's priority: the larger of its own row's and its policy-0 copy's.
         priorities = torch.zeros_like(sampled.importance_weights).scatter_reduce(0, batch.source, self.row_priorities(td_errors, learned), 'amax', include_self=False)
-        self.replay.update_priorities(sample.keys, priorities.cpu().numpy())
-        inverse_loss, rnd_loss = self._learn_intrinsic(sampled.observation, sampled.action, sampled.mask)
-        self.learner_steps += 1
-        if self.learner_steps % self.target_network_update_interval == 0:
-            self.target_network.load_state_dict(self.network.q.state_dict())
-        self.statistics.record(
-            loss=loss.detach(), mean_q=q_taken[0].detach()[learned].mean(), priority_mean=priorities.mean(), importance_weight_min=float(sample.weights.min()),
-            intrinsic_reward_mean=sampled.intrinsic_reward[sampled.mask].mean(), policy_zero_rows=float(batch.source.numel() - sampled.source.numel()), inverse_dynamics_loss=inverse_loss, rnd_loss=rnd_loss, **grad_norms,
-            **{f'loss_{name}': head_loss.detach() for name, head_loss in zip(self.head_names, losses)},
+        self.gradient_step(
+            sample, sum(losses), priorities, mean_q=q_taken[0].detach()[learned].mean(), intrinsic_reward_mean=sampled.intrinsic_reward[sampled.mask].mean(),
+            policy_zero_rows=float(batch.source.numel() - sampled.source.numel()), **{f'loss_{name}': head_loss.detach() for name, head_loss in zip(self.head_names, losses)},
         )  # fmt: skip
+        inverse_loss, rnd_loss = self._learn_intrinsic(sampled.observation, sampled.action, sampled.mask)
+        self.statistics.record(inverse_dynamics_loss=inverse_loss, rnd_loss=rnd_loss)
 
     def _learn_intrinsic(self, observation: torch.Tensor, action: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """One Adam step on the inverse-dynamics cross-entropy of f and RND's prediction error, over the last
@@ -470,18 +416,10 @@ def build_learner_of(learner_class: type, extra_settings: Callable[[dict[str, An
     the keyword arguments of the class beyond NGU's, from the run's values)."""
 
     def build_learner(network: NguNetworks, values: dict[str, Any], total_updates: int, device: torch.device) -> NguLearner:
-        if values['min_replay_size'] > values['replay_capacity']:
-            raise ValueError(f'--min_replay_size ({values["min_replay_size"]}) must be at most --replay_capacity ({values["replay_capacity"]}) (both in sequences)')
         env = main_loop.create_environment(values['environment_kind'], values, 1, values['seed'])
         observation_space = env.single_observation_space
         env.close()
-        sequence_length, overlap = sequence_layout(values)
-        replay = ngu_replay.ExtrasSequenceReplay(
-            priority_exponent=values['priority_exponent'], priority_eps=values['priority_eps'], capacity=values['replay_capacity'],
-            sequence_length=sequence_length, overlap=overlap, observation_shape=observation_space.shape, observation_dtype=observation_space.dtype,
-            discount=1.0, num_streams=values['num_actors'] * values['num_envs_per_actor'], compress=values['compress_replay'], seed=values['seed'],
-            state_size=2 * network.hidden_size,
-        )  # fmt: skip
+        replay = prioritized_sequence_replay(values, observation_space, ngu_replay.ExtrasSequenceReplay, discount=1.0, state_size=2 * network.hidden_size)
         betas, discounts = policy_family(values)
         return learner_class(
             network, replay, betas=betas, discounts=discounts, learning_rate=values['learning_rate'], intrinsic_learning_rate=values['intrinsic_learning_rate'],
@@ -491,7 +429,8 @@ def build_learner_of(learner_class: type, extra_settings: Callable[[dict[str, An
             importance_sampling_exponent=LinearSchedule(
                 values['importance_sampling_exponent_begin_value'], values['importance_sampling_exponent_end_value'], values['importance_sampling_exponent_decay_step']
             ),
-            max_grad_norm=values['max_grad_norm'], count_rooms=counts_rooms(values), device=device, **extra_settings(values),
+            max_grad_norm=values['max_grad_norm'], count_rooms=gym_env.is_montezuma_revenge(values['environment_kind'], values['environment_name']), device=device,
+            **extra_settings(values),
         )  # fmt: skip
 
     return build_learner
@@ -527,7 +466,7 @@ def build_actor(network: NguNetworks, env: VectorEnvironment, values: dict[str, 
     epsilons = apex_epsilons(values['num_actors'] * num_envs, values['exploration_epsilon_base'], values['exploration_epsilon_alpha'])[first_stream : first_stream + num_envs]
     policies = policy_ladder(first_stream + np.arange(num_envs), values['num_policies'])
     policy = make_policy(network, values, epsilons, policies, seed, device)
-    return NguActor(policy, actor_environment(env, values, seed), values['actor_update_interval'], first_stream, values.get('terminal_on_life_loss', False))
+    return NguActor(policy, env, values['actor_update_interval'], first_stream, values.get('terminal_on_life_loss', False))
 
 
 def eval_policy(network: NguNetworks, values: dict[str, Any], epsilon: float, seed: int, device: torch.device = torch.device('cpu')) -> NguPolicy:
@@ -543,10 +482,11 @@ def train(
     from deep_rl_zoo import flags
 
     values = flags.flag_values()
-    kind = environment_kind(kind, values['environment_name'])
+    kind = gym_env.environment_kind(kind, values['environment_name'])
     main_loop.train_actors_and_learner(
         kind, make_network, build_learner, build_actor, rollout_spec(values['actor_update_interval'], kind, num_q_networks), asynchronous=True,
         make_eval_actor=lambda network, device: make_eval_policy(network, {**values, 'environment_kind': kind}, values['eval_exploration_epsilon'], values['seed'], device),
+        count_rooms=True,
     )  # fmt: skip
 
 

@@ -16,7 +16,7 @@ A time-limit truncation is not a true end: the actor adds gamma * V(final observ
 so the return is bootstrapped rather than cut (Pardo et al. 2018).
 """
 
-from typing import Any
+from typing import Any, Iterator
 
 import torch
 from torch import nn
@@ -71,7 +71,7 @@ class PpoLearner(OneOptimizerLearner):
         self.statistics = trackers.LearnerStatistics()
 
     def update(self, buffers: list[dict[str, torch.Tensor]]) -> None:
-        batch = {name: torch.cat([buffer[name] for buffer in buffers], dim=1).to(self.device) for name in buffers[0]}
+        batch = concatenate_rollouts(buffers, self.device)
         advantages = multistep.truncated_generalized_advantage_estimation(batch['reward'], batch['discount'], self.gae_lambda, batch['value'])
         returns = advantages + batch['value'][:-1]
         samples = {
@@ -85,12 +85,9 @@ class PpoLearner(OneOptimizerLearner):
         clip_epsilon = self.clip_epsilon(self.learner_steps)
         for group in self.optimizer.param_groups:
             group['lr'] = self.learning_rate(self.learner_steps)
-        num_samples = samples['advantage'].shape[0]
-        minibatch_size = max(num_samples // self.num_minibatches, 1)
         for _ in range(self.num_epochs):
-            permutation = torch.randperm(num_samples, device=self.device)
-            for start in range(0, num_samples - minibatch_size + 1, minibatch_size):
-                self._minibatch_step({name: value[permutation[start : start + minibatch_size]] for name, value in samples.items()}, clip_epsilon)
+            for indices in minibatches(samples['advantage'].shape[0], self.num_minibatches, self.device):
+                self._minibatch_step({name: value[indices] for name, value in samples.items()}, clip_epsilon)
         fold_into_observation_statistics(self.network, batch['observation'])  # after the epochs: pi_old, V_old were the actors'
         self.learner_steps += 1
         self.statistics.record(explained_variance=float(policy_gradient.explained_variance(samples['value'], samples['return'])), learning_rate=self.learning_rate(self.learner_steps - 1), clip_epsilon=clip_epsilon)
@@ -129,6 +126,24 @@ class PpoLearner(OneOptimizerLearner):
         )
 
 
+def concatenate_rollouts(buffers: list[dict[str, torch.Tensor]], device: torch.device) -> dict[str, torch.Tensor]:
+    """One batch from the actors' rollouts on `device`: [T, N_total, ...] per step ('last_observation', where the
+    rollouts have it: [N_total, ...])."""
+    return {
+        name: torch.cat([buffer[name] for buffer in buffers], dim=0 if name == 'last_observation' else 1).to(device)
+        for name in buffers[0]
+    }
+
+
+def minibatches(num_samples: int, num_minibatches: int, device: torch.device) -> Iterator[torch.Tensor]:
+    """Index tensors of one shuffled pass over `num_samples` in `num_minibatches` equal minibatches (a remainder is
+    left out)."""
+    permutation = torch.randperm(num_samples, device=device)
+    size = max(num_samples // num_minibatches, 1)
+    for start in range(0, num_samples - size + 1, size):
+        yield permutation[start : start + size]
+
+
 def learner_arguments(values: dict[str, Any], total_updates: int, device: torch.device) -> dict[str, Any]:
     """`PpoLearner`'s keyword arguments from the run's flag values (see `flags.define_ppo`); the curiosity agents'
     learners take them too."""
@@ -156,7 +171,8 @@ def build_learner(network: nn.Module, values: dict[str, Any], total_updates: int
 
 
 def build_actor(network: nn.Module, env: VectorEnvironment, values: dict[str, Any], seed: int, device: torch.device) -> OnPolicyActor:
-    """A PPO actor from the run's flag values."""
+    """A PPO actor from the run's flag values (the curiosity agents' too: their rollouts' 'visited_rooms' it fills
+    from Montezuma's `gym_env.RoomCounter`)."""
     return OnPolicyActor(
         network,
         env,

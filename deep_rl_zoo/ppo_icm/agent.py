@@ -23,154 +23,18 @@ On Montezuma's Revenge the actors also count the distinct rooms each episode vis
 agent statistics `visited_rooms_mean` / `visited_rooms_max`.
 """
 
-import math
 from typing import Any
 
-import numpy as np
 import torch
 from torch import nn
 
-from deep_rl_zoo import curiosity, gym_env, main_loop, multistep, policy_gradient
-from deep_rl_zoo.gym_env import VectorEnvironment, VectorStep
+from deep_rl_zoo import curiosity, gym_env, main_loop, multistep, policy_gradient, trackers
+from deep_rl_zoo.gym_env import VectorEnvironment
 from deep_rl_zoo.networks.curiosity import icm_for, policy_torsos
 from deep_rl_zoo.networks.policy import CategoricalActorCritic
-from deep_rl_zoo.ppo.agent import PpoLearner, refuse_observation_normalization
+from deep_rl_zoo.ppo.agent import PpoLearner, build_actor, concatenate_rollouts, minibatches, refuse_observation_normalization
 from deep_rl_zoo.ppo.agent import learner_arguments as ppo_arguments
-from deep_rl_zoo.rollouts import OnPolicyActor, bootstrapped_rollout_spec
-
-
-# --- what both curiosity agents share: environment kinds, rollouts, Montezuma's rooms -------------------------------
-
-
-def environment_kind(kind: str, environment_name: str) -> str:
-    """The kind of environment a run script's `kind` means for `environment_name`: run_classic also takes MiniGrid."""
-    return 'minigrid' if kind == 'classic' and gym_env.is_minigrid(environment_name) else kind
-
-
-def counts_rooms(values: dict[str, Any]) -> bool:
-    """Whether the run plays Montezuma's Revenge, whose visited rooms the actors count."""
-    return values['environment_kind'] == 'atari' and gym_env.atari_rom_id(values['environment_name']) == 'montezuma_revenge'
-
-
-def rollout_spec(env: VectorEnvironment, num_envs: int, unroll_length: int) -> dict[str, tuple[tuple[int, ...], torch.dtype]]:
-    """The rollouts of both curiosity agents: `bootstrapped_rollout_spec` (the learner needs the observation after
-    the last step) and 'visited_rooms' [T, N]: on Montezuma's Revenge the rooms of the episode that ended at a step,
-    else 0."""
-    return {**bootstrapped_rollout_spec(env, num_envs, unroll_length), 'visited_rooms': ((unroll_length, num_envs), torch.float32)}
-
-
-def concatenate_rollouts(buffers: list[dict[str, torch.Tensor]], device: torch.device) -> dict[str, torch.Tensor]:
-    """One batch from the actors' rollouts: [T, N_total, ...] per step, 'last_observation' [N_total, ...]."""
-    return {
-        name: torch.cat([buffer[name] for buffer in buffers], dim=0 if name == 'last_observation' else 1).to(device)
-        for name in buffers[0]
-    }
-
-
-class RoomCounter:
-    """A Montezuma's Revenge `VectorEnvironment` (Python wrappers) that counts the distinct rooms (RAM byte 3) of each
-    episode; `take_counts()` returns, per step since the last call, the room count of the episodes that ended at it
-    (0 elsewhere). The room read after a step that ends an episode belongs to the next one."""
-
-    def __init__(self, env: VectorEnvironment):
-        self.env = env
-        self.num_envs = env.num_envs
-        self.single_observation_space = env.single_observation_space
-        self.single_action_space = env.single_action_space
-        self.frames_per_step = env.frames_per_step
-        self._rooms: list[set[int]] = [set() for _ in range(env.num_envs)]
-        self._counts: list[np.ndarray] = []
-
-    def reset(self) -> np.ndarray:
-        observation = self.env.reset()
-        self._rooms = [{int(room)} for room in self.env.ram_byte(gym_env.MONTEZUMA_ROOM_RAM_ADDRESS)]
-        return observation
-
-    def step(self, actions: np.ndarray) -> VectorStep:
-        step = self.env.step(actions)
-        rooms = self.env.ram_byte(gym_env.MONTEZUMA_ROOM_RAM_ADDRESS)
-        counts = np.zeros(self.num_envs, dtype=np.float32)
-        for index in np.flatnonzero(step.terminated | step.truncated):
-            counts[index] = len(self._rooms[index])
-            self._rooms[index] = set()
-        for index, room in enumerate(rooms):
-            self._rooms[index].add(int(room))
-        self._counts.append(counts)
-        return step
-
-    def take_counts(self) -> np.ndarray:
-        counts, self._counts = np.stack(self._counts), []
-        return counts
-
-    def close(self) -> None:
-        self.env.close()
-
-
-class CuriosityActor(OnPolicyActor):
-    """PPO's `OnPolicyActor` that also writes the rooms of the episodes it finishes (Montezuma's Revenge, else 0)."""
-
-    @torch.no_grad()
-    def collect(self, buffer: dict[str, torch.Tensor]) -> list[tuple[float, int]]:
-        finished = super().collect(buffer)
-        if isinstance(self.env, RoomCounter):
-            buffer['visited_rooms'].copy_(torch.from_numpy(self.env.take_counts()))
-        else:
-            buffer['visited_rooms'].zero_()
-        return finished
-
-
-def build_actor(network: nn.Module, env: VectorEnvironment, values: dict[str, Any], seed: int, device: torch.device) -> CuriosityActor:
-    """A curiosity agent's actor; on Montezuma its environments are rebuilt from Python wrappers, whose RAM the room
-    counter reads (the C++ vector env does not expose it)."""
-    if counts_rooms(values):
-        num_envs = env.num_envs
-        env.close()
-        env = RoomCounter(main_loop.create_environment('atari', values, num_envs, seed, use_python_wrappers=True))
-    return CuriosityActor(
-        network,
-        env,
-        values['unroll_length'],
-        values['discount'],
-        values.get('terminal_on_life_loss', False),
-        seed,
-        device,
-        scale_rewards=values['scale_rewards'],
-    )
-
-
-class RoomStatistics:
-    """Rooms visited per finished training episode (Montezuma's Revenge), averaged per iteration; `active` when the
-    actors count them (its statistics then also become results CSV columns, nan for an iteration without an end)."""
-
-    def __init__(self, active: bool = False) -> None:
-        self.active = active
-        self._counts: list[torch.Tensor] = []
-
-    def record(self, batch: dict[str, torch.Tensor]) -> None:
-        rooms = batch['visited_rooms']
-        self._counts.append(rooms[rooms > 0].cpu())
-
-    def statistics(self) -> dict[str, float]:
-        """{'visited_rooms_mean', 'visited_rooms_max'} of the episodes finished since the last call (nan without one;
-        {} when the actors count no rooms)."""
-        counts = torch.cat(self._counts) if self._counts else torch.zeros(0)
-        self._counts = []
-        if not self.active:
-            return {}
-        if counts.numel() == 0:
-            return {'visited_rooms_mean': math.nan, 'visited_rooms_max': math.nan}
-        return {'visited_rooms_mean': float(counts.mean()), 'visited_rooms_max': float(counts.max())}
-
-
-def minibatches(num_samples: int, num_minibatches: int, device: torch.device):
-    """Index tensors of one shuffled pass in `num_minibatches` equal minibatches (a remainder is left out), as PPO."""
-    permutation = torch.randperm(num_samples, device=device)
-    size = max(num_samples // num_minibatches, 1)
-    for start in range(0, num_samples - size + 1, size):
-        yield permutation[start : start + size]
-
-
-# --- PPO-ICM --------------------------------------------------------------------------------------------------------
+from deep_rl_zoo.rollouts import room_counting_rollout_spec
 
 
 class PpoIcmLearner(PpoLearner):
@@ -199,7 +63,7 @@ class PpoIcmLearner(PpoLearner):
         self.icm_eta = icm_eta
         self.extrinsic_reward_coef = extrinsic_reward_coef
         self.intrinsic_reward_coef = intrinsic_reward_coef
-        self.rooms = RoomStatistics(active=count_rooms)
+        self.rooms = trackers.RoomStatistics(active=count_rooms)
 
     def update(self, buffers: list[dict[str, torch.Tensor]]) -> None:
         batch = concatenate_rollouts(buffers, self.device)
@@ -305,7 +169,7 @@ def build_learner(network: nn.Module, values: dict[str, Any], total_updates: int
         icm_eta=values['icm_eta'],
         extrinsic_reward_coef=values['extrinsic_reward_coef'],
         intrinsic_reward_coef=values['intrinsic_reward_coef'],
-        count_rooms=counts_rooms(values),
+        count_rooms=gym_env.is_montezuma_revenge(values['environment_kind'], values['environment_name']),
         **ppo_arguments(values, total_updates, device),
     )
 
@@ -314,5 +178,5 @@ def train(kind: str) -> None:
     """Entry point of PPO-ICM's run scripts ('classic' also takes MiniGrid names)."""
     from deep_rl_zoo import flags
 
-    kind = environment_kind(kind, flags.FLAGS.environment_name)
-    main_loop.train_actors_and_learner(kind, make_network, build_learner, build_actor, rollout_spec)
+    kind = gym_env.environment_kind(kind, flags.FLAGS.environment_name)
+    main_loop.train_actors_and_learner(kind, make_network, build_learner, build_actor, room_counting_rollout_spec, count_rooms=True)

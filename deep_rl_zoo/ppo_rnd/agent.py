@@ -15,7 +15,7 @@ PPO's actors and learner (`deep_rl_zoo.ppo`), with these additions in the learne
 5. observations are normalised for RND by running per-element mean and std, clipped to [-5, 5], first gathered
    over `--rnd_init_steps` random-action steps (section 2.4), then updated with every batch after its update.
 
-On Montezuma's Revenge the actors count the distinct rooms each episode visits (see `ppo_icm.agent`).
+On Montezuma's Revenge the actors count the distinct rooms each episode visits (`gym_env.RoomCounter`).
 """
 
 from typing import Any
@@ -24,11 +24,12 @@ import numpy as np
 import torch
 from torch import nn
 
-from deep_rl_zoo import curiosity, main_loop, multistep, policy_gradient
+from deep_rl_zoo import curiosity, gym_env, main_loop, multistep, policy_gradient, trackers
 from deep_rl_zoo.gym_env import VectorEnvironment
 from deep_rl_zoo.networks.curiosity import RandomNetworkDistillation, TwoValueActorCritic, policy_torsos, rnd_for
-from deep_rl_zoo.ppo.agent import PpoLearner, refuse_observation_normalization
-from deep_rl_zoo.ppo_icm.agent import RoomStatistics, build_actor, concatenate_rollouts, counts_rooms, environment_kind, minibatches, ppo_arguments, rollout_spec
+from deep_rl_zoo.ppo.agent import PpoLearner, build_actor, concatenate_rollouts, minibatches, refuse_observation_normalization
+from deep_rl_zoo.ppo.agent import learner_arguments as ppo_arguments
+from deep_rl_zoo.rollouts import room_counting_rollout_spec
 
 RND_INIT_SEED_OFFSET = 20_000  # the random steps that initialise the normaliser play their own environments
 
@@ -60,7 +61,7 @@ class PpoRndLearner(PpoLearner):
         self.intrinsic_advantage_coef = intrinsic_advantage_coef
         self.rnd_update_proportion = rnd_update_proportion
         self.reward_normalizer = curiosity.IntrinsicRewardNormalizer(num_envs, intrinsic_discount)
-        self.rooms = RoomStatistics(active=count_rooms)
+        self.rooms = trackers.RoomStatistics(active=count_rooms)
 
     def update(self, buffers: list[dict[str, torch.Tensor]]) -> None:
         batch = concatenate_rollouts(buffers, self.device)
@@ -196,7 +197,7 @@ def build_learner(network: nn.Module, values: dict[str, Any], total_updates: int
         intrinsic_advantage_coef=values['intrinsic_advantage_coef'],
         rnd_update_proportion=values['rnd_update_proportion'],
         rnd_learning_rate=values['learning_rate'],
-        count_rooms=counts_rooms(values),
+        count_rooms=gym_env.is_montezuma_revenge(values['environment_kind'], values['environment_name']),
         **ppo_arguments(values, total_updates, device),
     )
 
@@ -205,5 +206,5 @@ def train(kind: str) -> None:
     """Entry point of PPO-RND's run scripts ('classic' also takes MiniGrid names)."""
     from deep_rl_zoo import flags
 
-    kind = environment_kind(kind, flags.FLAGS.environment_name)
-    main_loop.train_actors_and_learner(kind, make_network, build_learner, build_actor, rollout_spec)
+    kind = gym_env.environment_kind(kind, flags.FLAGS.environment_name)
+    main_loop.train_actors_and_learner(kind, make_network, build_learner, build_actor, room_counting_rollout_spec, count_rooms=True)

@@ -29,6 +29,9 @@ holds `min_replay_size` sequences it takes one gradient step per `learn_interval
 5. new priorities eta max_t |delta_t| + (1 - eta) mean_t |delta_t| (`transformed_returns.sequence_priorities`);
 6. every `target_network_update_interval` gradient steps the target network is copied from the online one.
 
+Steps 1, 2, 4 and 6 and the Adam step are `sequence_learning`'s, shared with NGU and Agent57; this file holds the
+actors, the network's inputs and the targets.
+
 Time-limit truncations are bootstrapped from the observation that ended the episode; terminals (and lost lives with
 --terminal_on_life_loss) are not. Checkpoints hold the replay only with --save_replay; otherwise a resumed run refills
 it before it learns again. On Montezuma's Revenge the actors count the rooms each episode visits
@@ -41,9 +44,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from deep_rl_zoo import main_loop, trackers, transformed_returns
+from deep_rl_zoo import gym_env, main_loop, transformed_returns
 from deep_rl_zoo import replay as replay_lib
-from deep_rl_zoo.drqn.agent import pad_first
 from deep_rl_zoo.greedy_actors import as_tensor
 from deep_rl_zoo.gym_env import VectorEnvironment, VectorStep
 from deep_rl_zoo.networks.recurrent_value import (
@@ -54,10 +56,18 @@ from deep_rl_zoo.networks.recurrent_value import (
     mlp_recurrent_dueling_q_network,
     nature_cnn_recurrent_dueling_q_network,
 )
-from deep_rl_zoo.ppo_icm.agent import RoomCounter, RoomStatistics, counts_rooms, environment_kind
-from deep_rl_zoo.replay_agent import frozen_copy
-from deep_rl_zoo.rollouts import transition_spec
+from deep_rl_zoo.rollouts import transition_spec, visited_rooms_spec, write_visited_rooms
 from deep_rl_zoo.schedule import LinearSchedule
+from deep_rl_zoo.sequence_learning import (
+    SequenceLearner,
+    apex_epsilons,
+    learned_steps,
+    pad_first,
+    prioritized_sequence_replay,
+    sequence_layout,
+    sequence_loss,
+    time_major,
+)
 from deep_rl_zoo.trackers import EpisodeTracker
 
 
@@ -121,16 +131,6 @@ ATARI_SETTINGS: dict[str, Any] = dict(
 )
 
 
-def apex_epsilons(num_actors: int, base: float = 0.4, alpha: float = 7.0) -> np.ndarray:
-    """Ape-X's exploration ladder (Horgan et al. 2018, section 4.1): actor i of N acts with base^(1 + alpha i / (N - 1)),
-    [N] float64; a single actor acts with `base`."""
-    if num_actors < 1:
-        raise ValueError(f'num_actors must be >= 1, got {num_actors}')
-    if num_actors == 1:
-        return np.array([base])
-    return base ** (1.0 + alpha * np.arange(num_actors) / (num_actors - 1))
-
-
 def rollout_spec(steps: int, kind: str) -> Callable[..., dict[str, tuple[tuple[int, ...], torch.dtype]]]:
     """The spec function (env, num_envs, _) -> shapes of an `R2d2Actor`'s buffer for rollouts of `steps` steps per
     environment (`actor_update_interval`; the core's third argument, the learned sequence length, is not the rollout
@@ -144,27 +144,10 @@ def rollout_spec(steps: int, kind: str) -> Callable[..., dict[str, tuple[tuple[i
             **transition_spec(env, num_envs, steps),
             'recurrent_state': ((steps, num_envs, carried_state_size(lstm_size(kind))), torch.float32),
             'first_stream': ((1,), torch.int64),
-            'visited_rooms': ((steps, num_envs), torch.float32),
+            **visited_rooms_spec(num_envs, steps),
         }
 
     return spec
-
-
-def actor_environment(env: VectorEnvironment, values: dict[str, Any], seed: int) -> VectorEnvironment:
-    """On Montezuma's Revenge the environments are rebuilt from Python wrappers, whose rooms `RoomCounter` reads."""
-    if not counts_rooms(values):
-        return env
-    num_envs = env.num_envs
-    env.close()
-    return RoomCounter(main_loop.create_environment('atari', values, num_envs, seed, use_python_wrappers=True))
-
-
-def write_visited_rooms(env: VectorEnvironment, buffer: dict[str, torch.Tensor]) -> None:
-    """Fills a rollout's 'visited_rooms' from a `RoomCounter`'s counts (zeros for any other environment)."""
-    if isinstance(env, RoomCounter):
-        buffer['visited_rooms'].copy_(torch.from_numpy(env.take_counts()))
-    else:
-        buffer['visited_rooms'].zero_()
 
 
 def carried_state_size(hidden_size: int) -> int:
@@ -287,181 +270,37 @@ class R2d2Actor:
         return finished
 
 
-def sequence_loss(td_error: torch.Tensor, learned: torch.Tensor, importance_weights: torch.Tensor) -> torch.Tensor:
-    """The loss [] of TD errors [T, B] on the `learned` steps [T, B] of B sequences with importance weights [B]:
-    mean_b w_b sum_t 0.5 td_t,b^2. Summed over time as acme's R2D2 learner (averaging over time instead shrinks every
-    gradient component below Adam's eps 1e-3 on Atari sequences: a first step 21.5x smaller than acme's on Pong)."""
-    return (importance_weights * (0.5 * td_error**2 * learned.to(td_error.dtype)).sum(dim=0)).mean()
-
-
-def unroll_with_burn_in(
-    network: nn.Module, observation: torch.Tensor, inputs: tuple, state: tuple[torch.Tensor, torch.Tensor], first: torch.Tensor, burn_in: int
-) -> torch.Tensor:
-    """Q-values [T, B, ...] of `network(observation, inputs, state, first)` unrolled from `state` over `observation` [T,
-    B, ...] with its per-step `inputs` (a NamedTuple of [T, B] tensors: R2D2's `PreviousStep`, NGU's `StepInputs`); the
-    state after the first `burn_in` steps is detached in sequences that do not start an episode (`first[0]` False), so
-    no gradient reaches their stored state through the warm-up (R2D2's burn-in)."""
-    if burn_in == 0:
-        return network(observation, inputs, state, first)[0]
-    q_burn_in, state = network(observation[:burn_in], type(inputs)(*(x[:burn_in] for x in inputs)), state, first[:burn_in])
-    starts_episode = first[0].unsqueeze(1)
-    state = tuple(torch.where(starts_episode, part, part.detach()) for part in state)
-    q_rest, _ = network(observation[burn_in:], type(inputs)(*(x[burn_in:] for x in inputs)), state, first[burn_in:])
-    return torch.cat([q_burn_in, q_rest])
-
-
-class SequenceLearnerBookkeeping:
-    """Statistics and checkpoint state of a learner on a prioritized sequence replay (R2D2 and the agents built on it:
-    NGU, Agent57): it has `network`, `target_network`, `optimizer`, `replay`, `statistics`, `rooms` (a
-    `RoomStatistics`) and the counters `env_steps`, `learning_env_steps` and `learner_steps`."""
-
-    def learner_statistics(self) -> dict[str, float]:
-        return self.statistics.means()
-
-    def agent_statistics(self) -> dict[str, float]:
-        """Replay size in sequences and its memory: per sequence, and for a full replay (MiB); Montezuma's rooms."""
-        per_sequence = self.replay.bytes_per_sequence()
-        return {
-            'replay_sequences': float(self.replay.num_sequences),
-            'replay_bytes_per_sequence': per_sequence,
-            'replay_full_mib': per_sequence * self.replay.capacity / 2**20,
-            **self.rooms.statistics(),
-        }
-
-    def state_dict(self) -> dict[str, Any]:
-        """Networks, optimizer and counters (the replay is saved beside them only with --save_replay)."""
-        return {
-            'network': self.network.state_dict(),
-            'target_network': self.target_network.state_dict(),
-            'optimizer': self.optimizer.state_dict(),
-            'env_steps': self.env_steps,
-            'learning_env_steps': self.learning_env_steps,
-            'learner_steps': self.learner_steps,
-        }
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.network.load_state_dict(state['network'])
-        self.target_network.load_state_dict(state['target_network'])
-        self.optimizer.load_state_dict(state['optimizer'])
-        self.env_steps = int(state['env_steps'])
-        self.learning_env_steps = int(state['learning_env_steps'])
-        self.learner_steps = int(state['learner_steps'])
-
-
-class R2d2Learner(SequenceLearnerBookkeeping):
+class R2d2Learner(SequenceLearner):
     """The learner: adds the actors' steps to the prioritized sequence replay and takes the gradient steps they are
-    owed (see the module docstring). `learner_steps` counts gradient steps; `update` is one call of the core."""
+    owed (see the module docstring); `n_step` is the return's length, the rest `SequenceLearner`'s settings."""
 
     agent_name = 'R2D2'
 
-    def __init__(
-        self,
-        network: RecurrentDuelingQNetwork,
-        replay: replay_lib.PrioritizedSequenceReplay,
-        *,
-        learning_rate: float,
-        adam_eps: float,
-        batch_size: int,
-        min_replay_size: int,
-        learn_interval: int,
-        target_network_update_interval: int,
-        burn_in: int,
-        n_step: int,
-        priority_eta: float,
-        value_rescaling_eps: float,
-        importance_sampling_exponent: LinearSchedule,
-        max_grad_norm: float,
-        count_rooms: bool = False,
-        device: torch.device = torch.device('cpu'),
-    ):
-        self.network = network.to(device)
-        self.target_network = frozen_copy(self.network)
-        self.optimizer = torch.optim.Adam(self.network.parameters(), lr=learning_rate, eps=adam_eps)
-        self.replay = replay
-        self.batch_size = batch_size
-        self.min_replay_size = min_replay_size
-        self.learn_interval = learn_interval
-        self.target_network_update_interval = target_network_update_interval
-        self.burn_in = burn_in
+    def __init__(self, network: RecurrentDuelingQNetwork, replay: replay_lib.PrioritizedSequenceReplay, *, n_step: int, **sequence_learner_settings: Any):
+        super().__init__(network, replay, **sequence_learner_settings)
         self.n_step = n_step
-        self.priority_eta = priority_eta
-        self.value_rescaling_eps = value_rescaling_eps
-        self.importance_sampling_exponent = importance_sampling_exponent
-        self.max_grad_norm = max_grad_norm
-        self.device = device
-        self.rooms = RoomStatistics(active=count_rooms)
-        self.env_steps = 0  # steps added to replay
-        self.learning_env_steps = 0  # steps added while the replay held min_replay_size sequences
-        self.learner_steps = 0
-        self.statistics = trackers.LearnerStatistics()
-
-    def update(self, buffers: list[dict[str, torch.Tensor]]) -> None:
-        """Adds each rollout's steps to its environments' replay streams, then takes the gradient steps owed: one per
-        `learn_interval` env steps added since the replay first held `min_replay_size` sequences."""
-        for buffer in buffers:
-            self.rooms.record(buffer)  # statistics only: the replay takes the fields learning needs
-            fields = {name: tensor.numpy() for name, tensor in buffer.items()}
-            num_steps, num_envs = fields['reward'].shape
-            streams = int(fields['first_stream'][0]) + np.arange(num_envs)
-            for t in range(num_steps):
-                self.replay.add(
-                    fields['observation'][t],
-                    fields['action'][t],
-                    fields['reward'][t],
-                    fields['terminal'][t],
-                    fields['episode_end'][t],
-                    fields['final_observation'][t],
-                    recurrent_state=fields['recurrent_state'][t],
-                    streams=streams,
-                )
-                self.env_steps += num_envs
-                if self.replay.num_sequences >= self.min_replay_size:
-                    self.learning_env_steps += num_envs
-        while self.learner_steps < self.learning_env_steps // self.learn_interval:
-            self.learn()
 
     def learn(self) -> None:
         """One gradient step on a prioritized batch of sequences (steps 1-6 of the module docstring)."""
-        sample = self.replay.sample_prioritized(self.batch_size, self.importance_sampling_exponent(self.env_steps))
+        sample = self.sample()
         sequences = sample.sequences
-
-        def time_major(array: np.ndarray) -> torch.Tensor:
-            return as_tensor(array, self.device).transpose(0, 1)
-
-        observation, action = time_major(sequences.observation), time_major(sequences.action).long()
-        reward, discount, first, mask = (time_major(field) for field in (sequences.reward, sequences.discount, sequences.first, sequences.mask))
+        observation, action = time_major(sequences.observation, self.device), time_major(sequences.action, self.device).long()
+        reward, discount, first, mask = (time_major(field, self.device) for field in (sequences.reward, sequences.discount, sequences.first, sequences.mask))
         state, first_previous = split_carried_state(as_tensor(sequences.initial_state, self.device), self.network.hidden_size)
         first_all = pad_first(first)
         previous = sequence_inputs(first_previous, action, reward, first_all)
-        num_steps = action.shape[0]
 
-        q_all = unroll_with_burn_in(self.network, observation, previous, state, first_all, self.burn_in)  # [T + 1, B, A]
+        q_all, q_target = self.unroll(observation, previous, state, first_all)  # [T + 1, B, A]
         with torch.no_grad():
-            q_target, _ = self.target_network(observation, previous, state, first_all)
             targets = transformed_returns.transformed_n_step_q_targets(
                 q_all.detach(), q_target, reward, discount, mask, self.n_step, self.value_rescaling_eps
             )
-        q_taken = q_all[:num_steps].gather(-1, action.unsqueeze(-1)).squeeze(-1)
+        q_taken = q_all[:-1].gather(-1, action.unsqueeze(-1)).squeeze(-1)
         td_error = targets - q_taken
-        learned = mask & ((torch.arange(num_steps, device=self.device) >= self.burn_in)[:, None] | first[0])
+        learned = learned_steps(mask, first, self.burn_in)
         loss = sequence_loss(td_error, learned, as_tensor(sample.weights, self.device))
-
-        self.optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        grad_norm = nn.utils.clip_grad_norm_(self.network.parameters(), self.max_grad_norm if self.max_grad_norm > 0 else float('inf'))
-        self.optimizer.step()
         priorities = transformed_returns.sequence_priorities(td_error.detach(), learned, self.priority_eta)
-        self.replay.update_priorities(sample.keys, priorities.cpu().numpy())
-        self.learner_steps += 1
-        if self.learner_steps % self.target_network_update_interval == 0:
-            self.target_network.load_state_dict(self.network.state_dict())
-        self.statistics.record(
-            loss=loss.detach(),
-            mean_q=q_taken.detach()[learned].mean(),
-            priority_mean=priorities.mean(),
-            importance_weight_min=float(sample.weights.min()),
-            grad_norm=grad_norm,
-        )
+        self.gradient_step(sample, loss, priorities, mean_q=q_taken.detach()[learned].mean())
 
 
 def make_network(env: VectorEnvironment, values: dict[str, Any]) -> RecurrentDuelingQNetwork:
@@ -475,36 +314,15 @@ def make_network(env: VectorEnvironment, values: dict[str, Any]) -> RecurrentDue
     return mlp_recurrent_dueling_q_network(observation_shape[0], num_actions, lstm_size('classic'))
 
 
-def sequence_layout(values: dict[str, Any]) -> tuple[int, int]:
-    """(sequence length, overlap): burn_in + unroll_length steps; consecutive sequences of an episode start
-    ceil(unroll_length / 2) steps apart, so their learned parts overlap by half (the paper's 80 steps, 40 apart)."""
-    return values['burn_in'] + values['unroll_length'], values['burn_in'] + values['unroll_length'] // 2
-
-
 def build_learner(network: nn.Module, values: dict[str, Any], total_updates: int, device: torch.device) -> R2d2Learner:
     """An R2D2 learner from the run's flag values (`flags.define_r2d2`); its replay has one stream per actor
     environment and is shaped by one throwaway environment (`total_updates` is unused: no schedule counts updates)."""
-    if values['min_replay_size'] > values['replay_capacity']:
-        raise ValueError(f'--min_replay_size ({values["min_replay_size"]}) must be at most --replay_capacity ({values["replay_capacity"]}) (both in sequences)')
     env = main_loop.create_environment(values['environment_kind'], values, 1, values['seed'])
     observation_space = env.single_observation_space
     env.close()
-    sequence_length, overlap = sequence_layout(values)
-    replay = replay_lib.PrioritizedSequenceReplay(
-        priority_exponent=values['priority_exponent'],
-        priority_eps=values['priority_eps'],
-        capacity=values['replay_capacity'],
-        sequence_length=sequence_length,
-        overlap=overlap,
-        observation_shape=observation_space.shape,
-        observation_dtype=observation_space.dtype,
-        discount=values['discount'],
-        num_streams=values['num_actors'] * values['num_envs_per_actor'],
-        compress=values['compress_replay'],
-        seed=values['seed'],
-        state_size=carried_state_size(network.hidden_size),
-    )
+    replay = prioritized_sequence_replay(values, observation_space, discount=values['discount'], state_size=carried_state_size(network.hidden_size))
     # Compressed observations count only once stored: add their raw size to the empty replay's figure.
+    sequence_length, _ = sequence_layout(values['burn_in'], values['unroll_length'])
     observation_bytes = (sequence_length + 1) * int(np.prod(observation_space.shape)) * observation_space.dtype.itemsize
     raw = replay.bytes_per_sequence() + (observation_bytes if values['compress_replay'] else 0)
     print(
@@ -531,7 +349,7 @@ def build_learner(network: nn.Module, values: dict[str, Any], total_updates: int
             values['importance_sampling_exponent_decay_step'],
         ),
         max_grad_norm=values['max_grad_norm'],
-        count_rooms=counts_rooms(values),
+        count_rooms=gym_env.is_montezuma_revenge(values['environment_kind'], values['environment_name']),
         device=device,
     )
 
@@ -540,11 +358,11 @@ def build_actor(network: nn.Module, env: VectorEnvironment, values: dict[str, An
     """Actor of the run's flag values. `main_loop`'s actor factory seeds environment j of actor i with seed + i *
     num_envs_per_actor + j, so `seed - values['seed']` is the index of this actor's first environment among all of
     the run: its replay stream and its rung on the epsilon ladder. On Montezuma's Revenge its environments count the
-    rooms each episode visits (`actor_environment`)."""
+    rooms each episode visits (`train` asks the factory for a `gym_env.RoomCounter`)."""
     first_stream = seed - values['seed']
     epsilons = apex_epsilons(values['num_actors'] * values['num_envs_per_actor'], values['exploration_epsilon_base'], values['exploration_epsilon_alpha'])
     return R2d2Actor(
-        network, actor_environment(env, values, seed), values['actor_update_interval'], epsilons[first_stream : first_stream + env.num_envs], first_stream,
+        network, env, values['actor_update_interval'], epsilons[first_stream : first_stream + env.num_envs], first_stream,
         values.get('terminal_on_life_loss', False), seed, device,
     )  # fmt: skip
 
@@ -555,8 +373,8 @@ def train(kind: str) -> None:
     from deep_rl_zoo import flags
 
     values = flags.flag_values()
-    kind = environment_kind(kind, values['environment_name'])
+    kind = gym_env.environment_kind(kind, values['environment_name'])
     main_loop.train_actors_and_learner(
         kind, make_network, build_learner, build_actor, rollout_spec(values['actor_update_interval'], kind), asynchronous=True,
-        make_eval_actor=lambda network, device: R2d2Policy(network, values['eval_exploration_epsilon'], values['seed'], device),
+        make_eval_actor=lambda network, device: R2d2Policy(network, values['eval_exploration_epsilon'], values['seed'], device), count_rooms=True,
     )  # fmt: skip

@@ -1,4 +1,4 @@
-"""Tests of PPO-ICM's learner and of the room counting both curiosity agents share (deep_rl_zoo/ppo_icm/agent.py)."""
+"""Tests of PPO-ICM's learner (deep_rl_zoo/ppo_icm/agent.py)."""
 
 import math
 
@@ -6,9 +6,10 @@ import gymnasium
 import numpy as np
 import torch
 
-from deep_rl_zoo import gym_env
+from deep_rl_zoo import gym_env, rollouts
 from deep_rl_zoo.networks.curiosity import icm_for
 from deep_rl_zoo.networks.policy import mlp_actor_critic
+from deep_rl_zoo.ppo.agent import concatenate_rollouts
 from deep_rl_zoo.ppo_icm import agent
 
 MOUNTAIN_CAR = gymnasium.spaces.Box(np.array([-1.2, -0.07], np.float32), np.array([0.6, 0.07], np.float32))
@@ -82,62 +83,16 @@ def test_with_no_curiosity_the_learner_is_plain_ppo_without_a_module():
 
 def test_concatenate_rollouts_joins_actors_along_environments():
     first, second = rollout(0), rollout(1)
-    batch = agent.concatenate_rollouts([first, second], torch.device('cpu'))
+    batch = concatenate_rollouts([first, second], torch.device('cpu'))
     assert batch['observation'].shape == (T, 2 * N, 2) and batch['value'].shape == (T + 1, 2 * N)
     torch.testing.assert_close(batch['last_observation'], torch.cat([first['last_observation'], second['last_observation']]))
-
-
-class ScriptedMontezuma:
-    """Stands in for a Montezuma VectorEnvironment: scripted rooms after each step and episode ends."""
-
-    num_envs = 2
-    single_observation_space = single_action_space = None
-    frames_per_step = 4
-
-    def __init__(self, rooms, ends):
-        self.rooms, self.ends, self.t = rooms, ends, 0
-        self.current = np.array([1, 1])
-
-    def reset(self):
-        return np.zeros((2, 1))
-
-    def ram_byte(self, address):
-        assert address == gym_env.MONTEZUMA_ROOM_RAM_ADDRESS
-        return self.current
-
-    def step(self, actions):
-        self.current = np.array(self.rooms[self.t])
-        end = np.array(self.ends[self.t])
-        self.t += 1
-        zeros = np.zeros(2, dtype=np.float32)
-        return gym_env.VectorStep(np.zeros((2, 1)), zeros, zeros, end, np.zeros(2, bool), np.zeros(2, bool), np.zeros((2, 1)))
-
-
-def test_room_counter_counts_distinct_rooms_per_episode():
-    # env 0 visits rooms 1, 0, 1, 4 and its episode ends at step 4 (the room read then is the next episode's 1);
-    # env 1 stays in room 1 and ends at step 2.
-    rooms = [(0, 1), (1, 1), (4, 1), (1, 1), (1, 1)]
-    ends = [(False, False), (False, True), (False, False), (True, False), (False, False)]
-    counter = agent.RoomCounter(ScriptedMontezuma(rooms, ends))
-    counter.reset()
-    for _ in range(5):
-        counter.step(np.zeros(2, dtype=np.int64))
-    np.testing.assert_array_equal(counter.take_counts(), [[0, 0], [0, 1], [0, 0], [3, 0], [0, 0]])
-    statistics = agent.RoomStatistics(active=True)
-    statistics.record({'visited_rooms': torch.tensor([[0.0, 0.0], [0.0, 1.0], [3.0, 0.0]])})
-    assert statistics.statistics() == {'visited_rooms_mean': 2.0, 'visited_rooms_max': 3.0}
-    nothing = statistics.statistics()  # nothing finished since: nan, so the results CSV keeps its columns
-    assert list(nothing) == ['visited_rooms_mean', 'visited_rooms_max'] and all(math.isnan(value) for value in nothing.values())
-    inactive = agent.RoomStatistics()  # a run whose actors count no rooms reports none
-    inactive.record({'visited_rooms': torch.tensor([[3.0]])})
-    assert inactive.statistics() == {}
 
 
 def test_actor_scales_the_game_reward_before_the_curiosity_reward_is_added_when_asked():
     env = gym_env.create_classic_vector_env('MountainCar-v0', num_envs=2, seed=0)
     values = {'environment_kind': 'classic', 'environment_name': 'MountainCar-v0', 'unroll_length': 4, 'discount': 0.99}
     network = mlp_actor_critic(2, 3)
-    spec = agent.rollout_spec(env, 2, 4)
+    spec = rollouts.room_counting_rollout_spec(env, 2, 4)
     for scale in (False, True):
         actor = agent.build_actor(network, env, {**values, 'scale_rewards': scale}, seed=0, device=torch.device('cpu'))
         buffer = {name: torch.zeros(shape, dtype=dtype) for name, (shape, dtype) in spec.items()}

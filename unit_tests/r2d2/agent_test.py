@@ -1,4 +1,4 @@
-"""R2D2's agent pieces: the Ape-X epsilon ladder, the actor's buffers on real CartPole (the LSTM state before every
+"""R2D2's agent pieces: the actor's buffers on real CartPole (the LSTM state before every
 step, zeroed at episode starts, and greedy actions from the unrolled network), each actor's replay streams and
 rungs, the learner's update (steps into the right streams, gradient steps owed, priorities written back, target
 copies, checkpoint state, Montezuma's rooms) and its loss against the targets computed from the pure functions."""
@@ -15,18 +15,10 @@ from deep_rl_zoo import replay as replay_lib
 from deep_rl_zoo.networks.recurrent_value import PreviousStep, mlp_recurrent_dueling_q_network
 from deep_rl_zoo.r2d2 import agent
 from deep_rl_zoo.schedule import LinearSchedule
+from deep_rl_zoo.sequence_learning import apex_epsilons
 from unit_tests.ppo.agent_test import RecordingEnv
 
 HIDDEN = 8
-
-
-def test_apex_epsilons_by_hand():
-    assert agent.apex_epsilons(1).tolist() == [0.4]
-    # 0.4^1, 0.4^(1 + 7/2) = 0.4^4 sqrt(0.4) = 0.0256 x 0.6324555, 0.4^8
-    np.testing.assert_allclose(agent.apex_epsilons(3), [0.4, 0.0256 * 0.63245553, 0.00065536], rtol=1e-7)
-    np.testing.assert_allclose(agent.apex_epsilons(2, base=0.5, alpha=1.0), [0.5, 0.25])
-    with pytest.raises(ValueError, match='num_actors must be >= 1'):
-        agent.apex_epsilons(0)
 
 
 def empty_buffer(env, num_envs, steps):
@@ -91,7 +83,7 @@ def test_each_actor_gets_its_own_streams_and_rungs_of_the_ladder():
     factory = main_loop._ActorFactory('classic', values, agent.make_network, agent.build_actor)
     actors = [factory(actor_id, torch.device('cpu')) for actor_id in range(2)]
     assert [actor.first_stream for actor in actors] == [0, 2]
-    ladder = agent.apex_epsilons(4)
+    ladder = apex_epsilons(4)
     assert actors[0].policy.epsilon.tolist() == ladder[:2].tolist() and actors[1].policy.epsilon.tolist() == ladder[2:].tolist()
     for actor in actors:
         actor.env.close()
@@ -211,10 +203,3 @@ def test_loss_is_the_weighted_squared_error_to_the_transformed_targets_on_the_le
         expected += sample.weights[b] * float(sum(errors)) / 4  # summed over time, averaged over the batch (acme)
     assert loss == pytest.approx(expected, rel=1e-5)
 
-
-def test_sequence_loss_sums_over_time_and_averages_over_the_batch_by_hand():
-    td_error = torch.tensor([[1.0, 2.0], [3.0, -1.0], [0.5, 4.0]])  # [T=3, B=2]
-    learned = torch.tensor([[True, False], [True, True], [False, True]])
-    # Sequence 0: 0.5 (1 + 9) = 5; sequence 1: 0.5 (1 + 16) = 8.5, weighted 0.5: 4.25; mean over the batch 4.625 (a mean
-    # over time would give (2.5 + 2.125) / 2 = 2.3125).
-    assert agent.sequence_loss(td_error, learned, torch.tensor([1.0, 0.5])).item() == 4.625
