@@ -28,6 +28,11 @@ evaluation, and reads the run's per-iteration results CSV. Outputs:
 
 Wall time is measured from the launch of the process (imports and start-up included), by polling the results CSV
 for new rows; with `--reuse` the polled times saved in timing.csv are read back.
+
+Interrupted runs resume: run the same benchmark command again and every run that an earlier invocation left
+unfinished (same training command, first line of its log.txt) continues from its latest checkpoint (the run script's
+`--restart_behavior=resume`), while finished runs are kept as they are; rows after a resume are timed by the run's
+own cumulative training wall time. `--fresh` starts every run clean instead.
 """
 
 from __future__ import annotations
@@ -250,33 +255,71 @@ def _count_rows(path: Path) -> int:
         return max(sum(1 for _ in csv.reader(file)) - 1, 0)
 
 
-class RunningJob:
-    """A launched run: its process, and the seconds from launch at which each results row appeared."""
+def _quoted(command: list[str]) -> str:
+    return ' '.join(shlex.quote(part) for part in command)
 
-    def __init__(self, run: Run, command: list[str]):
-        if run.directory.exists():
-            shutil.rmtree(run.directory)  # the run script appends to an existing CSV: start clean
-        run.directory.mkdir(parents=True)
+
+def earlier_state(run: Run, command: list[str], num_iterations: int, threshold: Optional[float]) -> str:
+    """What an earlier invocation left of this run: 'none' (nothing, or a different training command: start clean),
+    'finished' (all its iterations, or the threshold reached under --stop_when_solved: keep it) or 'interrupted'
+    (the same command stopped part-way: resume it from its latest checkpoint)."""
+    if not run.log.exists() or not run.results_csv.exists():
+        return 'none'
+    with open(run.log, encoding='utf-8', errors='replace') as file:
+        if file.readline().rstrip('\n') != _quoted(command):
+            return 'none'
+    rows = read_rows(run.results_csv)
+    reached = threshold is not None and any(_float(row.get('eval_episode_return')) >= threshold for row in rows)
+    return 'finished' if len(rows) >= num_iterations or reached else 'interrupted'
+
+
+class RunningJob:
+    """A launched run: its process, and the seconds from launch at which each results row appeared.
+
+    A resumed run (`resume=True`) keeps its directory: the run script resumes the experiment from its latest
+    checkpoint and appends rows; the rows timed before the interruption keep their seconds, later rows are timed from
+    the run's own cumulative `wall_time` column (see parse_run), as the relaunch's clock starts again."""
+
+    def __init__(self, run: Run, command: list[str], resume: bool = False):
         self.run = run
         self.row_seconds: list[float] = []
+        if resume:
+            if run.timing_csv.exists():
+                self.row_seconds = [_float(row['seconds_since_launch']) for row in read_rows(run.timing_csv)]
+            self.row_seconds += [math.nan] * (_count_rows(run.results_csv) - len(self.row_seconds))
+        else:
+            if run.directory.exists():
+                shutil.rmtree(run.directory)  # the run script appends to an existing CSV: start clean
+            run.directory.mkdir(parents=True)
+        self._resumed = resume
         self._size = -1
-        self._log = open(run.log, 'w', encoding='utf-8')  # pylint: disable=consider-using-with
-        self._log.write(' '.join(shlex.quote(part) for part in command) + '\n')
+        self._log = open(run.log, 'a' if resume else 'w', encoding='utf-8')  # pylint: disable=consider-using-with
+        self._log.write((f'# resumed {time.strftime("%Y-%m-%d %H:%M:%S")}' if resume else _quoted(command)) + '\n')
         self._log.flush()
         self.start = time.monotonic()
         self.process = subprocess.Popen(command, cwd=REPO_ROOT, stdout=self._log, stderr=subprocess.STDOUT)
 
     def poll_rows(self) -> None:
-        """Stamps rows that appeared since the last poll (at most POLL_SECONDS late)."""
+        """Stamps rows that appeared since the last poll (at most POLL_SECONDS late) and saves the stamps, so an
+        interrupted run keeps them."""
         path = self.run.results_csv
         size = path.stat().st_size if path.exists() else 0
         if size == self._size:
             return
         self._size = size
-        now = time.monotonic() - self.start
+        now = math.nan if self._resumed else round(time.monotonic() - self.start, 3)
         rows = _count_rows(path)
+        if len(self.row_seconds) >= rows:
+            return
         while len(self.row_seconds) < rows:
-            self.row_seconds.append(round(now, 3))
+            self.row_seconds.append(now)
+        self.write_timing()
+
+    def write_timing(self) -> None:
+        with open(self.run.timing_csv, 'w', newline='', encoding='utf-8') as file:
+            writer = csv.writer(file, lineterminator='\n')
+            writer.writerow(['row', 'seconds_since_launch'])
+            writer.writerows(enumerate(self.row_seconds))
 
     def reached(self, threshold: float) -> bool:
         """Whether an evaluation in the results CSV so far reached `threshold`."""
@@ -290,10 +333,7 @@ class RunningJob:
             return False
         self.poll_rows()
         self._log.close()
-        with open(self.run.timing_csv, 'w', newline='', encoding='utf-8') as file:
-            writer = csv.writer(file, lineterminator='\n')
-            writer.writerow(['row', 'seconds_since_launch'])
-            writer.writerows(enumerate(self.row_seconds))
+        self.write_timing()
         return True
 
     def stop(self) -> None:
@@ -335,9 +375,18 @@ def train(runs: list[Run], args: argparse.Namespace) -> list[Run]:
             while pending and len(running) < args.jobs:
                 run = pending.pop(0)
                 command = command_line(run, args)
-                print(f'[start] {run.label}: {" ".join(command[2:4])} ... (log {run.log})', flush=True)
-                running.append(RunningJob(run, command))
-                run.benchmark_command.write_text(invocation(args) + '\n', encoding='utf-8')
+                num_iterations = max(args.max_steps // args.eval_every, 1)
+                threshold = threshold_of(run.environment, args.threshold) if args.stop_when_solved else None
+                state = 'none' if args.fresh else earlier_state(run, command, num_iterations, threshold)
+                if state == 'finished':
+                    print(f'[kept]  {run.label}: finished by an earlier invocation ({run.results_csv})', flush=True)
+                    succeeded.append(run)
+                    continue
+                verb = '[resume]' if state == 'interrupted' else '[start]'
+                print(f'{verb} {run.label}: {" ".join(command[2:4])} ... (log {run.log})', flush=True)
+                running.append(RunningJob(run, command, resume=state == 'interrupted'))
+                if state == 'none':
+                    run.benchmark_command.write_text(invocation(args) + '\n', encoding='utf-8')
             time.sleep(POLL_SECONDS)
             solved = set()
             if args.stop_when_solved:
@@ -391,7 +440,10 @@ def parse_run(run: Run, threshold: float) -> RunResult:
                 seconds[index] = _float(row['seconds_since_launch'])
     for index, row in enumerate(rows):
         if math.isnan(seconds[index]):
-            seconds[index] = _float(row.get('wall_time'))  # from the start of training, without start-up
+            wall_time = _float(row.get('wall_time'))  # training time, cumulative over resumes, without start-ups
+            if index and not math.isnan(seconds[index - 1]):  # a row after a resume: the last timed row plus training
+                wall_time = seconds[index - 1] + wall_time - _float(rows[index - 1].get('wall_time'))
+            seconds[index] = wall_time
     return RunResult(
         run=run,
         threshold=threshold,
@@ -721,6 +773,12 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     )
     parser.add_argument('--success_window', type=int, default=0, help='env steps per window of --training_success (default: --eval_every)')
     parser.add_argument('--reuse', action='store_true', help='parse the CSVs of an earlier run instead of training')
+    parser.add_argument(
+        '--fresh',
+        action='store_true',
+        help='start every run clean; by default a run that an earlier invocation of the same training command left '
+        'unfinished resumes from its latest checkpoint, and a finished one is kept',
+    )
     parser.add_argument('--replot', default='', metavar='CSV', help='only redraw the plots (--screenshots_dir, --plot_ymin) from an <out>_evaluations.csv')
     args = parser.parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)

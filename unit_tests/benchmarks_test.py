@@ -290,3 +290,43 @@ def test_sigterm_to_the_benchmark_stops_its_training_processes(tmp_path):
     assert benchmark.returncode != 0 and 'stopped by signal 15' in stderr, stderr[-2000:]
     survivors = subprocess.run(['pgrep', '-f', str(out.parent)], capture_output=True, text=True, check=False).stdout.split()
     assert survivors == [], f'training processes outlived the benchmark: {survivors}'
+
+
+@pytest.mark.slow
+def test_an_interrupted_run_resumes_from_its_checkpoint_and_a_finished_one_is_kept(tmp_path):
+    out = tmp_path / 'results' / 'learning'
+    command = [
+        sys.executable, '-m', 'benchmarks.learning', '--agents', 'ppo', '--max_steps', '4096', '--eval_every', '1024',
+        '--seeds', '1', '--threshold', '1e9', '--num_eval_steps', '200', '--out', str(out), '--screenshots_dir', str(tmp_path / 'shots'),
+    ]  # fmt: skip
+    run_dir = tmp_path / 'results' / 'raw' / 'learning' / 'ppo_CartPole-v1_seed1'
+    benchmark = subprocess.Popen(command, cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 600  # a hang guard
+    while not (run_dir / 'timing.csv').exists() and time.monotonic() < deadline:  # the first row is in and timed
+        time.sleep(0.1)
+    benchmark.terminate()
+    benchmark.communicate(timeout=60)
+    first_rows = list(csv.DictReader(open(run_dir / 'results.csv')))
+    assert 1 <= len(first_rows) < 4, 'the run must be interrupted part-way for this test'
+    first_seconds = [row['seconds_since_launch'] for row in csv.DictReader(open(run_dir / 'timing.csv'))]
+
+    completed = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=600, check=False)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    assert '[resume] ppo CartPole-v1 seed 1' in completed.stdout and '[start]' not in completed.stdout
+    rows = list(csv.DictReader(open(run_dir / 'results.csv')))
+    assert [row['env_steps'] for row in rows] == ['1024', '2048', '3072', '4096']  # continued, not restarted
+    assert rows[: len(first_rows)] == first_rows
+    log = (run_dir / 'log.txt').read_text()
+    assert log.splitlines()[0] == learning._quoted(learning.command_line(learning.Run('ppo', 'CartPole-v1', 1, run_dir), learning.parse_args(command[3:])))
+    assert '# resumed ' in log and 'Resuming from ' in log  # the relaunch appended to the log; the run script resumed
+    timing = [row['seconds_since_launch'] for row in csv.DictReader(open(run_dir / 'timing.csv'))]
+    assert timing[: len(first_seconds)] == first_seconds and all(t == 'nan' for t in timing[len(first_seconds):])
+    evaluations = list(csv.DictReader(open(tmp_path / 'results' / 'learning_evaluations.csv')))
+    seconds = [float(row['wall_time_s']) for row in evaluations]
+    assert seconds[: len(first_seconds)] == [float(s) for s in first_seconds]
+    assert all(later > earlier for earlier, later in zip(seconds, seconds[1:]))  # the resumed rows count on from there
+
+    completed = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=600, check=False)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    assert '[kept]  ppo CartPole-v1 seed 1' in completed.stdout and '[start]' not in completed.stdout
+    assert list(csv.DictReader(open(run_dir / 'results.csv'))) == rows
