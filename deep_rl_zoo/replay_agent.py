@@ -10,7 +10,8 @@ where `loss_b` are the per-sample losses its subclass computes in `losses(batch)
 importance-sampling weights of a prioritized replay (Schaul et al. 2016, Algorithm 1, line 13) or 1 for a
 uniform one. The weights multiply each sample's loss before the average, so they really scale each
 sample's gradient. A prioritized replay then gets the new priorities `losses` returned for the batch.
-The target network is refreshed from the online one every `target_network_update_interval` updates.
+The target network is refreshed from the online one every `target_network_update_interval` updates. With
+`bf16_learning` the update's forward passes run under bfloat16 autocast (`learner_autocast`), acting stays float32.
 
 A subclass sets `agent_name` and implements `losses`; it overrides `act` when it does not explore
 epsilon-greedily on `online_network(observation)` (which returns Q-values [B, A] for every Q network here,
@@ -61,6 +62,7 @@ class ReplayAgent:
         seed: int,
         device: torch.device = torch.device('cpu'),
         importance_sampling_exponent: LinearSchedule | None = None,
+        bf16_learning: bool = False,
     ):
         if min_replay_size < batch_size:
             raise ValueError(f'--min_replay_size ({min_replay_size}) must be at least --batch_size ({batch_size})')
@@ -80,6 +82,7 @@ class ReplayAgent:
         self.max_grad_norm = max_grad_norm
         self.terminal_on_life_loss = terminal_on_life_loss
         self.device = device
+        self.bf16_learning = bf16_learning
         self._random = np.random.default_rng(seed)
         self._last_observation: np.ndarray | None = None
         self.env_steps = 0
@@ -129,7 +132,8 @@ class ReplayAgent:
             transitions, weights = sample.transitions, as_tensor(sample.weights, self.device)
         else:
             transitions, weights = self.replay.sample(self.batch_size), None
-        per_sample_loss, priorities = self.losses(self.batch_tensors(transitions))
+        with self.learner_autocast():
+            per_sample_loss, priorities = self.losses(self.batch_tensors(transitions))
         loss = (weights * per_sample_loss).mean() if weights is not None else per_sample_loss.mean()
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
@@ -142,6 +146,11 @@ class ReplayAgent:
         self.statistics.record(loss=loss.item())
         if self.learner_steps % self.target_network_update_interval == 0:
             self.target_network.load_state_dict(self.online_network.state_dict())
+
+    def learner_autocast(self) -> torch.autocast:
+        """bfloat16 autocast of the learner's forward passes with `bf16_learning` (convolutions and matrix products in
+        bfloat16, losses and reductions in float32 by autocast's own op lists), else a context that changes nothing."""
+        return torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.bf16_learning)
 
     def batch_tensors(self, transitions: replay_lib.Transition) -> TransitionBatch:
         """The replayed batch as tensors on the learner's device."""
@@ -251,5 +260,6 @@ def build_agent(
         seed=values['seed'],
         device=device,
         importance_sampling_exponent=importance_sampling_exponent,
+        bf16_learning=values.get('bf16_learning', False),
         **agent_options,
     )
