@@ -1,5 +1,5 @@
-"""`--help` of the run scripts: this script's own flags grouped by theme with their defaults, exit 0; and the README's
-flag list names every flag those scripts define (it is checked against the definitions, not written from memory)."""
+"""`--help` of the run scripts: this script's own flags grouped by theme with their defaults, exit 0; and the flags page
+(docs/flags.md, which docs/generate_flags.py writes from the same help) names every flag those scripts define."""
 
 import pytest
 import os
@@ -11,7 +11,7 @@ from unit_tests.helpers import REPO_ROOT, run_module
 pytestmark = pytest.mark.slow  # end-to-end runs of the entry points (deselect with -m "not slow")
 
 # Scripts that between them use every define_* group of deep_rl_zoo/flags.py (APPO's Sample Factory names are
-# documented in the README's APPO section instead).
+# documented in docs/appo.md too).
 SCRIPTS = (
     'dqn.run_atari', 'ppo.run_continuous', 'sac.run_classic', 'rainbow.run_classic', 'iqn.run_classic', 'qr_dqn.run_classic',
     'impala.run_atari', 'drqn.run_classic', 'reinforce_baseline.run_classic', 'a2c.run_classic_grad', 'r2d2.run_classic',
@@ -25,10 +25,9 @@ def helps() -> dict[str, subprocess.CompletedProcess]:
     return {script: run_module(f'deep_rl_zoo.{script}', '--help') for script in SCRIPTS}
 
 
-def test_help_lists_the_scripts_flags_by_theme_and_the_readme_names_every_one():
-    with open(os.path.join(REPO_ROOT, 'README.md'), encoding='utf-8') as file:
-        readme = file.read()
-    flags_section = readme.split('\n## Flags\n', 1)[1].split('\n## ', 1)[0]
+def test_help_lists_the_scripts_flags_by_theme_and_the_flags_page_names_every_one():
+    with open(os.path.join(REPO_ROOT, 'docs', 'flags.md'), encoding='utf-8') as file:
+        flags_section = file.read()
     missing = {}
     for script, proc in helps().items():
         assert proc.returncode == 0, f'{script} --help: exit {proc.returncode}\n{proc.stderr[-2000:]}'
@@ -39,5 +38,5 @@ def test_help_lists_the_scripts_flags_by_theme_and_the_readme_names_every_one():
         names = FLAG_LINE.findall(out)
         assert 'environment_name' in names and 'help' not in names and 'flagfile' not in names  # absl's own are left out
         assert '--seed=1 ' in out  # defaults as typed on the command line
-        missing.update({name: script for name in names if f'`{name}`' not in flags_section})
-    assert not missing, f"README's Flags section lacks {sorted(missing)} (defined by the scripts {sorted(set(missing.values()))})"
+        missing.update({name: script for name in names if f'`--{name}`' not in flags_section})
+    assert not missing, f"docs/flags.md lacks {sorted(missing)} (defined by the scripts {sorted(set(missing.values()))})"

@@ -1,20 +1,24 @@
-"""Every command of README.md and QUICK_START.md works on a fresh clone, in the order a reader meets them (issue 10).
+"""Every command of README.md, QUICK_START.md, the docs pages (docs/*.md) and the results notebook
+(benchmarks/NOTEBOOK.md) works on a fresh clone, in the order a reader meets them (issue 10; the docs since issue 23).
 
-The `python -m deep_rl_zoo...` and `python -m benchmarks...` commands of the two files' fenced blocks are taken in
-reading order, each file on its own (a reader starts either on a fresh clone). Each must name a module that exists,
+The `python -m deep_rl_zoo...` and `python -m benchmarks...` commands of each file's fenced blocks are taken in
+reading order, each file on its own (a reader may start with any of them). Each must name a module that exists,
 only flags it defines and values its validators take: the absl run scripts' flags are parsed in this process, one
 script after another (with the preset of the environment applied, as the script would), the learning benchmark's
 too, with the flags it hands each agent's run script. A checkpoint an `eval_agent` loads must ship with the
 repository (git) or be one that an earlier training command of the same file writes: that agent's experiment
-directory, environment and an iteration below its `--num_iterations`. Training runs take minutes to days, so only
-their flags are checked; the cheap commands run for real in a fresh copy, in order: QUICK_START's first session
-(the PPO command with a tiny budget, then its `eval_agent` on the checkpoint it wrote), and the README's model card
-session on the shipped PPO checkpoint (`eval_agent --push_to_hub`, whose upload fails offline in one line, then
-`load_from_hub` of the model folder it wrote and of a hub repository, which fails offline in one line)."""
+directory, environment and an iteration below its `--num_iterations`. Every other command of a `bash` block must
+name a program that exists (`./setup.sh`, `.venv/bin/tensorboard`, ...) and the requirement files it installs.
+Training runs take minutes to days, so only their flags are checked; the cheap commands run for real in a fresh
+copy, in order: QUICK_START's first session (the PPO command with a tiny budget, then its `eval_agent` on the
+checkpoint it wrote), and the model card session of docs/training.md on the shipped PPO checkpoint
+(`eval_agent --push_to_hub`, whose upload fails offline in one line, then `load_from_hub` of the model folder it
+wrote and of a hub repository, which fails offline in one line)."""
 
 import argparse
 import contextlib
 import dataclasses
+import glob
 import importlib
 import importlib.util
 import inspect
@@ -38,10 +42,13 @@ from deep_rl_zoo import flags as flags_lib
 from deep_rl_zoo import load_from_hub, main_loop, model_card
 from unit_tests.helpers import REPO_ROOT, TRACEBACK, run_module
 
-pytestmark = pytest.mark.slow  # end-to-end runs of the entry points (deselect with -m "not slow")
 
-DOCUMENTS = ('QUICK_START.md', 'README.md')
-FENCE = re.compile(r'^[ \t]*```[^\n]*\n(.*?)^[ \t]*```', re.S | re.M)  # QUICK_START indents its blocks in a list
+DOCUMENTS = (
+    'QUICK_START.md', 'README.md', 'benchmarks/NOTEBOOK.md',
+    *sorted(os.path.relpath(path, REPO_ROOT) for path in glob.glob(os.path.join(REPO_ROOT, 'docs', '*.md'))),
+)  # fmt: skip
+FENCE = re.compile(r'^[ \t]*```([^\n]*)\n(.*?)^[ \t]*```', re.S | re.M)  # QUICK_START indents its blocks in a list
+ENVIRONMENT_VARIABLE = re.compile(r'^\w+=\S*$')  # OMP_NUM_THREADS=1 before a command
 RUN_SCRIPT = re.compile(r'deep_rl_zoo\.(\w+)\.(run_\w+|eval_agent)')
 # The budget a training command runs on here: one update of every CartPole script in each iteration, no evaluation.
 TINY = ('--num_train_steps=256', '--num_eval_steps=0', '--noprogress', '--nouse_tensorboard', '--save_every_sec=0')
@@ -68,14 +75,38 @@ def commands(document: str) -> list[Command]:
     with open(os.path.join(REPO_ROOT, document), encoding='utf-8') as file:
         text = file.read()
     found = []
-    for block in FENCE.findall(text):
+    for _, block in FENCE.findall(text):
         for line in block.replace('\\\n', ' ').splitlines():
             for part in line.split('&&'):
                 if not re.search(r'python\S* -m (deep_rl_zoo|benchmarks)\.', part):
                     continue  # another command, or no command (a directory listing, a table)
                 words = shlex.split(part, comments=True)
+                while words and ENVIRONMENT_VARIABLE.match(words[0]):
+                    words = words[1:]
                 if len(words) >= 3 and os.path.basename(words[0]).startswith('python') and words[1] == '-m' and words[2].startswith(('deep_rl_zoo.', 'benchmarks.')):
                     found.append(Command(document, words[2], words[3:]))
+                else:
+                    raise AssertionError(f'{document}: a python -m command this test cannot read: {part.strip()}')
+    return found
+
+
+def other_commands(document: str) -> list[list[str]]:
+    """The words of every command of the `bash` blocks that is not a `python -m` command (`./setup.sh`, tensorboard,
+    ray, pip, ...), each part of `a && b` on its own, with leading variable assignments and `cd DIR` dropped."""
+    with open(os.path.join(REPO_ROOT, document), encoding='utf-8') as file:
+        text = file.read()
+    found = []
+    for language, block in FENCE.findall(text):
+        if language.strip() != 'bash':
+            continue
+        for line in block.replace('\\\n', ' ').splitlines():
+            for part in line.split('&&'):
+                words = shlex.split(part, comments=True)
+                while words and ENVIRONMENT_VARIABLE.match(words[0]):
+                    words = words[1:]
+                if not words or words[0] == 'cd' or (len(words) > 2 and words[1] == '-m'):
+                    continue
+                found.append(words)
     return found
 
 
@@ -196,7 +227,6 @@ def written_by(path: str, trained: list[Trained], package: str) -> bool:
 def check_document(document: str, shipped: set[str]) -> list[Command]:
     """Checks every command of `document` in reading order without running it; returns them."""
     found = commands(document)
-    assert found, f'no python -m deep_rl_zoo/benchmarks command found in the fenced blocks of {document}'
     trained: list[Trained] = []
     for command in found:
         try:
@@ -276,7 +306,24 @@ def check_benchmark(command: Command) -> None:
 def test_every_command_names_a_module_its_flags_and_a_checkpoint_that_exists():
     shipped = {os.path.normpath(path) for path in shipped_files()}
     found = [command for document in DOCUMENTS for command in check_document(document, shipped)]
-    assert {command.document for command in found} == set(DOCUMENTS)
+    documents = {command.document for command in found}
+    assert {'QUICK_START.md', 'README.md', 'docs/training.md', 'docs/appo.md', 'benchmarks/NOTEBOOK.md'} <= documents, documents
+
+
+def test_every_other_command_names_a_program_and_files_that_exist():
+    """`./setup.sh`, `.venv/bin/<program>` (installed by setup.sh) and the files given to `-r`."""
+    seen = 0
+    for document in DOCUMENTS:
+        for words in other_commands(document):
+            program = words[0]
+            where = f'{document}: {shlex.join(words)}'
+            assert program.startswith(('./', '.venv/bin/')), f'{where}: run the project\'s programs as ./setup.sh or .venv/bin/...'
+            assert os.path.isfile(os.path.join(REPO_ROOT, program)), f'{where}: no {program}'
+            for flag, value in zip(words, words[1:]):
+                if flag == '-r':
+                    assert os.path.isfile(os.path.join(REPO_ROOT, value)), f'{where}: no {value}'
+            seen += 1
+    assert seen >= 5
 
 
 # ------------------------------------------------------------------------------------------- the cheap ones, run
@@ -291,6 +338,7 @@ def evaluate(command: Command, *extra: str) -> str:
     return out.getvalue()
 
 
+@pytest.mark.slow  # starts a training process (deselect with -m "not slow"); the checks above only parse flags
 def test_the_first_session_and_the_model_card_session_run_on_a_fresh_copy(tmp_path, monkeypatch):
     clone = tmp_path / 'clone'
     for path in shipped_files():
@@ -310,10 +358,12 @@ def test_the_first_session_and_the_model_card_session_run_on_a_fresh_copy(tmp_pa
     out = evaluate(watch, '--num_eval_steps=600')
     assert re.search(rf'^PPO on CartPole-v1, checkpoint {re.escape(watch.flag("load_checkpoint_file"))}: \d+ episodes', out, re.M), out
 
-    # README: a model card of the shipped PPO checkpoint (the upload fails offline in one line), then load_from_hub.
-    readme = commands('README.md')
-    (push,) = [command for command in readme if '--push_to_hub' in command.arguments]
-    hub = [command for command in readme if command.module == 'deep_rl_zoo.load_from_hub']
+    # docs/training.md: a model card of the shipped PPO checkpoint (the upload fails offline in one line), then
+    # load_from_hub.
+    training = commands('docs/training.md')
+    (push,) = [command for command in training if '--push_to_hub' in command.arguments]
+    hub = [command for command in training if command.module == 'deep_rl_zoo.load_from_hub']
+    assert len(hub) == 2
     with pytest.raises(model_card.HubError, match='offline|Hub'):
         evaluate(push, '--num_eval_steps=1000')
     assert sorted(os.listdir(clone / 'hub' / 'ppo-CartPole-v1'))[:2] == ['PPO_CartPole-v1.ckpt', 'README.md']
