@@ -1,6 +1,7 @@
 """A2C's tuned settings per task, applied by the run scripts to --environment_name (`flags.apply_preset`; flags on
 the command line win, --preset=none turns them off). The run scripts' own defaults are the CartPole-v1 and Pong
-settings. Results: README, "Presets" and "A2C on LunarLander-v3".
+settings.
+Results: benchmarks/NOTEBOOK.md, "Presets" and "A2C on LunarLander-v3"; docs/policy-based.md.
 """
 
 PRESETS = {

@@ -1,6 +1,6 @@
 """DRQN's tuned settings per task, applied by the run scripts to --environment_name (`flags.apply_preset`; flags on
 the command line win, --preset=none turns them off). run_classic's own defaults are its CartPole-v1 settings.
-Results: README, "Presets".
+Results: benchmarks/NOTEBOOK.md, "Presets"; docs/value-based.md.
 """
 
 PRESETS = {

@@ -1,5 +1,6 @@
 """NGU's tuned settings per task, applied by the run scripts to --environment_name (`flags.apply_preset`; flags on
-the command line win, --preset=none turns them off). Results: README, "Exploration benchmark".
+the command line win, --preset=none turns them off).
+Results: benchmarks/NOTEBOOK.md, "Exploration benchmark"; docs/exploration.md.
 """
 
 from deep_rl_zoo.r2d2 import presets as r2d2_presets

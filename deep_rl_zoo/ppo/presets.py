@@ -1,6 +1,7 @@
 """PPO's tuned settings per task, applied by the run scripts to --environment_name (`flags.apply_preset`; flags on
 the command line win, --preset=none turns them off). The run scripts' own defaults are the CartPole-v1 (run_classic),
-Breakout (run_atari) and Pendulum-v1 (run_continuous) settings. Results: README, "Presets".
+Breakout (run_atari) and Pendulum-v1 (run_continuous) settings.
+Results: benchmarks/NOTEBOOK.md, "Presets"; docs/policy-based.md.
 """
 
 # The MuJoCo settings of the PPO paper (Schulman et al. 2017, table 3: one env x 2048 steps, 10 epochs of 64-sample

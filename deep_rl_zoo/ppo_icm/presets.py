@@ -1,5 +1,6 @@
 """PPO-ICM's tuned settings per task, applied by the run scripts to --environment_name (`flags.apply_preset`; flags on
-the command line win, --preset=none turns them off). Results: README, "Curiosity against plain PPO".
+the command line win, --preset=none turns them off).
+Results: benchmarks/NOTEBOOK.md, "Curiosity against plain PPO"; docs/exploration.md.
 """
 
 PRESETS = {

@@ -1,5 +1,6 @@
 """QR-DQN's tuned settings per task, applied by the run scripts to --environment_name (`flags.apply_preset`; flags on
-the command line win, --preset=none turns them off and leaves run_classic's defaults). Results: README, "Presets".
+the command line win, --preset=none turns them off and leaves run_classic's defaults).
+Results: benchmarks/NOTEBOOK.md, "Presets"; docs/distributional.md.
 """
 
 from deep_rl_zoo.dqn import presets as dqn_presets

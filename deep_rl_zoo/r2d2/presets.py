@@ -1,15 +1,15 @@
 """R2D2's tuned settings per task, applied by the run scripts to --environment_name (`flags.apply_preset`; flags on
 the command line win, --preset=none turns them off). run_classic's own defaults are its CartPole-v1 settings.
-Results: README, "Exploration benchmark".
+Results: benchmarks/NOTEBOOK.md, "Exploration benchmark"; docs/exploration.md.
 """
 
-# The exploration benchmark's settings on run_classic's defaults (README, "Exploration benchmark: MiniGrid-MultiRoom-
-# N4-S5-v0"), shared with NGU's and Agent57's presets so the three differ only by their agents: 2 actors of 8
-# environments, sequences of 4 burn-in + 16 learned steps (MultiRoom's episodes last up to 120 steps), one gradient
-# step per 64 env steps (learner-bound otherwise: 41 env steps/s with run_classic's 4), the target network every 100
-# gradient steps, a replay of 40,000 sequences; the gradient clip 160 is the clip 10 of those runs (a loss averaged
-# over the 16 learned steps) on the loss summed over them. 500k env steps, a greedy evaluation every 50k (10 episodes
-# of at most 120 steps).
+# The exploration benchmark's settings on run_classic's defaults (benchmarks/NOTEBOOK.md, "Exploration benchmark:
+# MiniGrid-MultiRoom-N4-S5-v0"), shared with NGU's and Agent57's presets so the three differ only by their agents: 2
+# actors of 8 environments, sequences of 4 burn-in + 16 learned steps (MultiRoom's episodes last up to 120 steps), one
+# gradient step per 64 env steps (learner-bound otherwise: 41 env steps/s with run_classic's 4), the target network
+# every 100 gradient steps, a replay of 40,000 sequences; the gradient clip 160 is the clip 10 of those runs (a loss
+# averaged over the 16 learned steps) on the loss summed over them. 500k env steps, a greedy evaluation every 50k (10
+# episodes of at most 120 steps).
 MULTIROOM_N4_S5 = dict(
     num_iterations=10, num_train_steps=50_000, num_eval_steps=1_200, num_envs_per_actor=8, unroll_length=16, learn_interval=64,
     target_network_update_interval=100, replay_capacity=40_000, max_grad_norm=160.0,
