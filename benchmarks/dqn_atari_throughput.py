@@ -15,7 +15,8 @@ end of the run, from each program's own output lines stamped as they arrive:
   --num_eval_steps=0` plus each of CONFIGURATIONS' flags; its progress lines (every 10 s) give env steps;
 - CleanRL 1.2.0's `cleanrl/dqn_atari.py --env-id BreakoutNoFrameskip-v4 --total-timesteps <--steps>
   --learning-starts 5000 --buffer-size 100000` (its defaults otherwise: target every 1,000 agent steps), in the
-  scratch venv --cleanrl_venv with CleanRL's source in --cleanrl_dir (see ../shared/peers/README.md); it prints
+  scratch venv --cleanrl_venv with CleanRL's source in --cleanrl_dir (both made when missing, as
+  ../shared/peers/README.md says); it prints
   `SPS:` at every 100th agent step of the learning phase, from which the steps are known;
 - SB3's DQN with the rl-baselines3-zoo Atari settings (`../shared/peers/sb3_atari_dqn.py`), which reports its own
   learning-phase rate over the same span.
@@ -41,12 +42,14 @@ import re
 import shlex
 import shutil
 import statistics
+import subprocess
 import sys
 import time
+import zipfile
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from benchmarks.atari_throughput import ATARI_PEER_IMPORTS, ATARI_PEER_PACKAGES, REPO_ROOT, Sections, run_stamped
+from benchmarks.atari_throughput import ATARI_PEER_IMPORTS, ATARI_PEER_PACKAGES, REPO_ROOT, SF_ALE_REGISTER_PTH, Sections, run_stamped
 from benchmarks.cartpole_time_to_solve import PEER_VENV, default_peers_dir, ensure_peer_venv
 
 LEARNING_STARTS = 5_000
@@ -54,6 +57,11 @@ STEADY_AFTER = 2_000  # agent steps after learning starts before the span measur
 REPLAY_CAPACITY = 100_000
 CLEANRL_VENV = Path('/tmp/cleanrl-venv')
 CLEANRL_DIR = Path('/tmp/cleanrl-src')
+# CleanRL 1.2.0 as ../shared/peers/README.md runs it (its replay buffer is SB3's; gymnasium 0.29 API).
+CLEANRL_PACKAGES = (
+    'torch==2.13.0', 'gymnasium==0.29.1', 'numpy<2', 'ale-py==0.9.1', 'opencv-python-headless', 'tyro', 'tensorboard', 'stable-baselines3==2.3.2',
+)  # fmt: skip
+CLEANRL_IMPORTS = ('torch', 'gymnasium', 'ale_py', 'cv2', 'stable_baselines3', 'tensorboard')
 # What our run_atari is given in every configuration: the work of the side-by-side (see the module docstring).
 COMMON_FLAGS = [
     '--environment_name=Breakout', f'--replay_capacity={REPLAY_CAPACITY}', f'--min_replay_size={LEARNING_STARTS}',
@@ -145,13 +153,27 @@ def peer_environment(args: argparse.Namespace) -> dict[str, str]:
     return {**os.environ, 'OMP_NUM_THREADS': str(args.peer_threads)} if args.peer_threads else dict(os.environ)
 
 
-def measure_cleanrl(args: argparse.Namespace, run_dir: Path) -> float:
+def ensure_cleanrl(venv: Path, source: Path) -> Path:
+    """The python of CleanRL's scratch venv (created when missing, with the ale-py registration hook of Sample Factory's)
+    and CleanRL 1.2.0's source in `source` (unpacked from its wheel when missing; the wheel asks for Python < 3.11 but
+    dqn_atari.py runs on 3.11)."""
+    python = ensure_peer_venv(venv, CLEANRL_PACKAGES, CLEANRL_IMPORTS)
+    site_packages = Path(subprocess.run([str(python), '-c', 'import sysconfig; print(sysconfig.get_paths()["purelib"])'], capture_output=True, text=True, check=True).stdout.strip())
+    (site_packages / 'zz_ale_register.pth').write_text(SF_ALE_REGISTER_PTH, encoding='utf-8')
+    if not (source / 'cleanrl' / 'dqn_atari.py').exists():
+        print(f'unpacking CleanRL 1.2.0 into {source}', flush=True)
+        wheels = source / 'wheel'
+        subprocess.run([str(python), '-m', 'pip', 'download', '--quiet', '--no-deps', '--ignore-requires-python', 'cleanrl==1.2.0', '-d', str(wheels)], check=True)
+        with zipfile.ZipFile(next(wheels.glob('cleanrl-1.2.0-*.whl'))) as wheel:
+            wheel.extractall(source)
+    return python
+
+
+def measure_cleanrl(args: argparse.Namespace, run_dir: Path, python: Path) -> float:
     script = Path(args.cleanrl_dir) / 'cleanrl' / 'dqn_atari.py'
-    if not script.exists():
-        raise SystemExit(f'error: no {script}: put CleanRL 1.2.0\'s source in --cleanrl_dir (see ../shared/peers/README.md)')
     run_dir.mkdir(parents=True, exist_ok=True)
     command = [
-        str(Path(args.cleanrl_venv) / 'bin' / 'python'), '-u', str(script), '--env-id', 'BreakoutNoFrameskip-v4',
+        str(python), '-u', str(script), '--env-id', 'BreakoutNoFrameskip-v4',
         '--total-timesteps', str(args.steps), '--learning-starts', str(LEARNING_STARTS), '--buffer-size', str(REPLAY_CAPACITY),
         '--seed', str(args.seed),
     ]  # fmt: skip
@@ -183,12 +205,14 @@ def load_average() -> str:
 
 def side_by_side(args: argparse.Namespace, raw_dir: Path) -> str:
     """Rounds of ours (each configuration), CleanRL and SB3, one after another; the markdown table of medians."""
-    sb3_python = None if args.skip_peers else ensure_peer_venv(Path(args.peer_venv), ATARI_PEER_PACKAGES, ATARI_PEER_IMPORTS)
+    if not args.skip_peers:
+        sb3_python = ensure_peer_venv(Path(args.peer_venv), ATARI_PEER_PACKAGES, ATARI_PEER_IMPORTS)
+        cleanrl_python = ensure_cleanrl(Path(args.cleanrl_venv), Path(args.cleanrl_dir))
     jobs: list[tuple[str, Callable[[Path], float]]] = [
         (f'ours {name}', lambda run_dir, name=name: measure_ours(args, name, run_dir)) for name in args.configurations
     ]
     if not args.skip_peers:
-        jobs += [('CleanRL', lambda run_dir: measure_cleanrl(args, run_dir)), ('SB3', lambda run_dir: measure_sb3(args, run_dir, sb3_python))]
+        jobs += [('CleanRL', lambda run_dir: measure_cleanrl(args, run_dir, cleanrl_python)), ('SB3', lambda run_dir: measure_sb3(args, run_dir, sb3_python))]
     rates: dict[str, list[float]] = {name: [] for name, _ in jobs}
     loads = [load_average()]
     started = time.monotonic()
@@ -369,8 +393,8 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     parser.add_argument('--extra_flags', default='', help="flags added to each of our command lines; use the = form: --extra_flags='--compress_replay'")
     parser.add_argument('--peer_threads', type=int, default=0, help="the peers' torch threads (OMP_NUM_THREADS); 0: theirs (one per core)")
     parser.add_argument('--peer_venv', default=str(PEER_VENV), help="SB3's scratch venv (created when missing)")
-    parser.add_argument('--cleanrl_venv', default=str(CLEANRL_VENV), help="CleanRL's scratch venv (see ../shared/peers/README.md)")
-    parser.add_argument('--cleanrl_dir', default=str(CLEANRL_DIR), help="CleanRL 1.2.0's source (holding cleanrl/ and cleanrl_utils/)")
+    parser.add_argument('--cleanrl_venv', default=str(CLEANRL_VENV), help="CleanRL's scratch venv (created when missing)")
+    parser.add_argument('--cleanrl_dir', default=str(CLEANRL_DIR), help="CleanRL 1.2.0's source (cleanrl/, cleanrl_utils/; unpacked when missing)")
     parser.add_argument('--peers_dir', default=str(default_peers_dir()), help='directory of the peer scripts')
     parser.add_argument('--out', default='benchmarks/results/dqn_atari_throughput.md', help='markdown file of the results')
     args = parser.parse_args(argv)
