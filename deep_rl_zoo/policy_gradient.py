@@ -1,5 +1,6 @@
 """Policy-gradient losses: REINFORCE (with or without a learned baseline), actor-critic/A2C, PPO's clipped
-surrogate and value losses, entropy terms.
+surrogate and value losses (and Sample Factory's variants of them, as options), entropy terms, the KL divergence
+between categorical policies.
 
 All functions are pure functions of tensors. Inputs are batch-first and losses are returned per sample
 (shape [B]) for the caller to average. Losses are to be minimised. Advantages, returns and the
@@ -37,13 +38,24 @@ def _check_logits(logits: Tensor) -> None:
         raise ValueError(f'logits must be a floating point tensor, got dtype {logits.dtype}.')
 
 
-def _check_ppo_epsilon(clip_epsilon: float) -> None:
+def _check_ppo_epsilon(clip_epsilon: float, reciprocal_clip: bool = False) -> None:
     # 0 is allowed: the PPO paper anneals epsilon linearly to 0 on Atari (Schulman et al. 2017, table 5).
-    if not 0.0 <= clip_epsilon < 1.0:
+    if reciprocal_clip:  # [1 / (1 + eps), 1 + eps] is a range for any eps >= 0
+        if not clip_epsilon >= 0.0:
+            raise ValueError(f'clip_epsilon must be >= 0, got {clip_epsilon}.')
+    elif not 0.0 <= clip_epsilon < 1.0:
         raise ValueError(f'clip_epsilon must lie in [0, 1), got {clip_epsilon}.')
 
 
-def clipped_surrogate_loss(log_prob: Tensor, old_log_prob: Tensor, advantage: Tensor, clip_epsilon: float) -> Tensor:
+def clipped_surrogate_loss(
+    log_prob: Tensor,
+    old_log_prob: Tensor,
+    advantage: Tensor,
+    clip_epsilon: float,
+    *,
+    ratio_bounds: tuple[float, float] | None = None,
+    reciprocal_clip: bool = False,
+) -> Tensor:
     """PPO's clipped surrogate objective as a loss (Schulman et al. 2017, "Proximal Policy Optimization", eq. 7).
 
       ratio = exp(log_prob - old_log_prob)
@@ -52,21 +64,34 @@ def clipped_surrogate_loss(log_prob: Tensor, old_log_prob: Tensor, advantage: Te
     Where the clipped term is the minimum (the ratio has moved past the clip range in the direction the
     advantage favours) the loss has zero gradient.
 
+    Sample Factory's variant (Petrenko et al. 2020; its APPO) takes both options: `ratio_bounds=(0.05, 20.0)`
+    clamps the ratio to those bounds before anything else (a ratio outside them has no gradient), and
+    `reciprocal_clip` clips to [1 / (1 + clip_epsilon), 1 + clip_epsilon], a range symmetric in log(ratio).
+
     Args:
       log_prob: [B] log pi(a|s) under the policy being trained.
       old_log_prob: [B] log pi_old(a|s) under the policy that collected the data (detached).
       advantage: [B] advantage estimates (detached).
-      clip_epsilon: the clip range epsilon, in [0, 1).
+      clip_epsilon: the clip range epsilon, in [0, 1) (with `reciprocal_clip`, >= 0).
+      ratio_bounds: (low, high) the ratio is clamped to first, or None.
+      reciprocal_clip: clip the ratio to [1 / (1 + clip_epsilon), 1 + clip_epsilon].
 
     Returns:
       [B] per-sample loss.
     """
     _check_batch('log_prob', log_prob, old_log_prob=old_log_prob, advantage=advantage)
-    _check_ppo_epsilon(clip_epsilon)
+    _check_ppo_epsilon(clip_epsilon, reciprocal_clip)
     advantage = advantage.detach()
     ratio = torch.exp(log_prob - old_log_prob.detach())
-    clipped_ratio = torch.clamp(ratio, 1.0 - clip_epsilon, 1.0 + clip_epsilon)
+    if ratio_bounds is not None:
+        ratio = ratio.clamp(*ratio_bounds)
+    clipped_ratio = torch.clamp(ratio, *_clip_range(clip_epsilon, reciprocal_clip))
     return -torch.minimum(ratio * advantage, clipped_ratio * advantage)
+
+
+def _clip_range(clip_epsilon: float, reciprocal_clip: bool) -> tuple[float, float]:
+    high = 1.0 + clip_epsilon
+    return (1.0 / high if reciprocal_clip else 1.0 - clip_epsilon), high
 
 
 def approx_kl(log_prob: Tensor, old_log_prob: Tensor) -> Tensor:
@@ -88,21 +113,26 @@ def approx_kl(log_prob: Tensor, old_log_prob: Tensor) -> Tensor:
         return (torch.expm1(log_ratio) - log_ratio).mean()
 
 
-def clip_fraction(log_prob: Tensor, old_log_prob: Tensor, clip_epsilon: float) -> Tensor:
-    """The fraction of samples whose ratio pi/pi_old lies outside [1 - clip_epsilon, 1 + clip_epsilon].
+def clip_fraction(log_prob: Tensor, old_log_prob: Tensor, clip_epsilon: float, *, reciprocal_clip: bool = False) -> Tensor:
+    """The fraction of samples whose ratio pi/pi_old lies outside [1 - clip_epsilon, 1 + clip_epsilon] (with
+    `reciprocal_clip`, outside [1 / (1 + clip_epsilon), 1 + clip_epsilon]: see `clipped_surrogate_loss`).
 
     Args:
       log_prob: [B] log pi(a|s) under the current policy.
       old_log_prob: [B] log pi_old(a|s) under the policy that sampled the actions.
-      clip_epsilon: the PPO clip range, in [0, 1).
+      clip_epsilon: the PPO clip range, in [0, 1) (with `reciprocal_clip`, >= 0).
+      reciprocal_clip: the clip range of Sample Factory's variant.
 
     Returns:
       A scalar float tensor in [0, 1], without gradient.
     """
     _check_batch('log_prob', log_prob, old_log_prob=old_log_prob)
-    _check_ppo_epsilon(clip_epsilon)
+    _check_ppo_epsilon(clip_epsilon, reciprocal_clip)
     with torch.no_grad():
         ratio = torch.exp(log_prob - old_log_prob)
+        if reciprocal_clip:
+            low, high = _clip_range(clip_epsilon, reciprocal_clip)
+            return ((ratio < low) | (ratio > high)).to(log_prob.dtype).mean()
         return ((ratio - 1.0).abs() > clip_epsilon).to(log_prob.dtype).mean()
 
 
@@ -125,19 +155,21 @@ def explained_variance(prediction: Tensor, target: Tensor) -> Tensor:
         return torch.where(variance > 0, 1 - (target - prediction).var() / variance, torch.full_like(variance, math.nan))
 
 
-def clipped_value_loss(values: Tensor, old_values: Tensor, returns: Tensor, clip_epsilon: float | None) -> Tensor:
+def clipped_value_loss(values: Tensor, old_values: Tensor, returns: Tensor, clip_epsilon: float | None, *, half: bool = True) -> Tensor:
     """PPO value loss, optionally clipped around the values of the data-collecting network.
 
     With clip_epsilon (as in the PPO reference implementation, OpenAI baselines ppo2):
       v_clipped = old_values + clip(values - old_values, -clip_epsilon, clip_epsilon)
       loss      = 0.5 * max((values - returns)**2, (v_clipped - returns)**2)
-    With clip_epsilon=None: loss = 0.5 * (values - returns)**2.
+    With clip_epsilon=None: loss = 0.5 * (values - returns)**2. Sample Factory's APPO (Petrenko et al. 2020) leaves
+    out the 0.5 (`half=False`; its value coefficient weighs the whole squared error).
 
     Args:
       values: [B] value estimates being trained.
       old_values: [B] value estimates when the data was collected (detached).
       returns: [B] value targets (detached).
       clip_epsilon: clip range (>= 0) in the units of the values, or None for no clipping.
+      half: whether the squared error is halved.
 
     Returns:
       [B] per-sample loss.
@@ -146,12 +178,14 @@ def clipped_value_loss(values: Tensor, old_values: Tensor, returns: Tensor, clip
     returns = returns.detach()
     unclipped = (values - returns) ** 2
     if clip_epsilon is None:
-        return 0.5 * unclipped
-    if not clip_epsilon >= 0.0:
-        raise ValueError(f'clip_epsilon must be >= 0 or None, got {clip_epsilon}.')
-    old_values = old_values.detach()
-    values_clipped = old_values + torch.clamp(values - old_values, -clip_epsilon, clip_epsilon)
-    return 0.5 * torch.maximum(unclipped, (values_clipped - returns) ** 2)
+        loss = unclipped
+    else:
+        if not clip_epsilon >= 0.0:
+            raise ValueError(f'clip_epsilon must be >= 0 or None, got {clip_epsilon}.')
+        old_values = old_values.detach()
+        values_clipped = old_values + torch.clamp(values - old_values, -clip_epsilon, clip_epsilon)
+        loss = torch.maximum(unclipped, (values_clipped - returns) ** 2)
+    return 0.5 * loss if half else loss
 
 
 def entropy_loss(logits: Tensor) -> Tensor:
@@ -277,16 +311,19 @@ def policy_gradient_with_baseline_loss(
     return LossOutput(loss=policy_loss + value_cost * value_loss, extra=extra)
 
 
-def normalize_advantages(advantages: Tensor, eps: float = 1e-8) -> Tensor:
+def normalize_advantages(advantages: Tensor, eps: float = 1e-8, *, sample_std_floor: bool = False) -> Tensor:
     """Standardises advantages over the whole batch: (A - mean(A)) / (std(A) + eps).
 
     Mean and std are taken over all elements (a [B] batch or a [T, B] rollout); std is the population
     standard deviation (divides by N, not N - 1). A batch of equal advantages becomes all zeros. Used by
     PPO implementations per minibatch; it is a variance-reduction choice, not part of the PPO paper.
+    Sample Factory's variant (`sample_std_floor`, with eps=1e-7): (A - mean(A)) / max(std(A), eps) with the
+    sample standard deviation (divides by N - 1); a single advantage becomes 0.
 
     Args:
       advantages: [...] advantages, at least one element.
       eps: small positive constant that keeps the division finite.
+      sample_std_floor: Sample Factory's variant.
 
     Returns:
       Tensor of the same shape.
@@ -297,6 +334,29 @@ def normalize_advantages(advantages: Tensor, eps: float = 1e-8) -> Tensor:
         raise ValueError(f'advantages must be a floating point tensor, got dtype {advantages.dtype}.')
     if not eps > 0.0:
         raise ValueError(f'eps must be > 0, got {eps}.')
+    if sample_std_floor:
+        if advantages.numel() == 1:
+            return torch.zeros_like(advantages)
+        std, mean = torch.std_mean(advantages)
+        return (advantages - mean) / std.clamp_min(eps)
     mean = advantages.mean()
     std = advantages.std(correction=0)
     return (advantages - mean) / (std + eps)
+
+
+def categorical_kl(logits: Tensor, old_logits: Tensor) -> Tensor:
+    """KL(pi || pi_old) = sum_a pi(a) (log pi(a) - log pi_old(a)) per sample, for categorical policies given by
+    logits; its gradient flows into `logits` only (Sample Factory's kl_loss penalty, Petrenko et al. 2020).
+
+    Args:
+      logits: [B, A] logits of the policy being trained.
+      old_logits: [B, A] logits of the behaviour policy (detached).
+
+    Returns:
+      [B] per-sample divergence.
+    """
+    _check_logits(logits)
+    if old_logits.shape != logits.shape:
+        raise ValueError(f'old_logits must have the shape of logits {tuple(logits.shape)}, got {tuple(old_logits.shape)}.')
+    log_pi, log_old = F.log_softmax(logits, dim=-1), F.log_softmax(old_logits.detach(), dim=-1)
+    return (log_pi.exp() * (log_pi - log_old)).sum(dim=-1)

@@ -1,4 +1,5 @@
-"""Schedules of hyperparameters over time (exploration epsilon, learning rate, clip range)."""
+"""Schedules of hyperparameters over time (exploration epsilon, learning rate, clip range), and the learning rate
+adapted to the KL divergence."""
 
 
 class LinearSchedule:
@@ -20,3 +21,14 @@ class LinearSchedule:
             return self.end_value if step >= self.begin_step else self.begin_value
         fraction = min(max(step - self.begin_step, 0) / self.decay_steps, 1.0)
         return (1.0 - fraction) * self.begin_value + fraction * self.end_value
+
+
+def kl_adaptive_learning_rate(learning_rate: float, kl: float, threshold: float, minimum: float, maximum: float, factor: float = 1.5) -> float:
+    """The learning rate adapted to the policy's KL divergence (Sample Factory's kl_adaptive schedules, Petrenko et
+    al. 2020): divided by `factor` (not below `minimum`) when kl > 2 x threshold, multiplied by it (not above
+    `maximum`) when kl < threshold / 2, else unchanged."""
+    if kl > 2.0 * threshold:
+        return max(learning_rate / factor, minimum)
+    if kl < 0.5 * threshold:
+        return min(learning_rate * factor, maximum)
+    return learning_rate

@@ -250,3 +250,90 @@ def test_normalize_advantages_rejects_bad_input():
         policy_gradient.normalize_advantages(tensor([]))
     with pytest.raises(ValueError, match='eps must be > 0'):
         policy_gradient.normalize_advantages(tensor([1.0, 2.0]), eps=0.0)
+
+
+# --- Sample Factory's variants (its APPO, Petrenko et al. 2020) -------------------------------------------------------
+
+
+def sample_factory_surrogate(ratio, advantage, clip_epsilon):
+    """Sample Factory's clipped surrogate of ratios given as such (log_prob = log ratio, old_log_prob = 0), mean."""
+    log_prob = torch.log(ratio.detach()).requires_grad_(ratio.requires_grad)
+    loss = policy_gradient.clipped_surrogate_loss(
+        log_prob, torch.zeros_like(log_prob), advantage, clip_epsilon, ratio_bounds=(0.05, 20.0), reciprocal_clip=True
+    )
+    return loss.mean(), log_prob
+
+
+def test_sample_factorys_surrogate_clamps_the_ratio_to_its_bounds_then_clips_it_reciprocally():
+    eps = 0.25  # clip range [1/1.25, 1.25] = [0.8, 1.25]
+    ratio = tensor([0.01, 0.5, 0.9, 1.1, 1.5, 30.0, 0.5, 1.5])
+    advantage = tensor([1.0, 1.0, 1.0, 1.0, 1.0, -1.0, -1.0, -1.0])
+    # min(r A, clip(r) A) per sample with r clamped to [0.05, 20] first:
+    # A > 0: 0.05 -> min(0.05, 0.8) = 0.05; 0.5 -> 0.5; 0.9 -> 0.9; 1.1 -> 1.1; 1.5 -> min(1.5, 1.25) = 1.25
+    # A < 0: 30 -> 20 -> min(-20, -1.25) = -20; 0.5 -> min(-0.5, -0.8) = -0.8; 1.5 -> min(-1.5, -1.25) = -1.5
+    expected = -(0.05 + 0.5 + 0.9 + 1.1 + 1.25 - 20.0 - 0.8 - 1.5) / 8
+    assert sample_factory_surrogate(ratio, advantage, eps)[0].item() == pytest.approx(expected)
+    # The lower bound is 1/(1+eps), not 1-eps: a ratio of 0.78 with A < 0 is clipped at 0.8 (1 - eps would be 0.75).
+    assert sample_factory_surrogate(tensor([0.78]), tensor([-1.0]), eps)[0].item() == pytest.approx(0.8)
+    # Outside [0.05, 20] the ratio is a constant: no gradient. Inside, d(-r A / 3)/d log r = -r A / 3.
+    loss, log_prob = sample_factory_surrogate(tensor([0.01, 25.0, 1.0], requires_grad=True), tensor([1.0, -1.0, 1.0]), eps)
+    loss.backward()
+    assert log_prob.grad.tolist() == pytest.approx([0.0, 0.0, -1 / 3])
+
+
+def test_clip_fraction_of_the_reciprocal_clip_range():
+    # eps 0.25: [0.8, 1.25]; ratios 0.78 and 1.3 lie outside it, 0.8, 1.0 and 1.25 on or inside it. PPO's own range
+    # [0.75, 1.25] holds 0.78 too.
+    log_prob = torch.log(tensor([0.78, 0.8, 1.0, 1.25, 1.3]))
+    fraction = policy_gradient.clip_fraction(log_prob, torch.zeros(5, dtype=torch.float64), 0.25, reciprocal_clip=True)
+    assert fraction.item() == pytest.approx(2 / 5)
+    assert policy_gradient.clip_fraction(log_prob, torch.zeros(5, dtype=torch.float64), 0.25).item() == pytest.approx(1 / 5)
+
+
+def test_value_loss_without_the_half_factor():
+    values = tensor([3.0, 3.0, 0.5, -2.0])
+    old = tensor([1.0, 1.0, 1.0, 0.0])
+    targets = tensor([5.0, 0.0, 1.0, -2.5])
+    # v_clip = old + clamp(v - old, -0.5, 0.5) = [1.5, 1.5, 0.5, -0.5]
+    # max((v - R)^2, (v_clip - R)^2) = [max(4, 12.25), max(9, 2.25), max(0.25, 0.25), max(0.25, 4)] = [12.25, 9, 0.25, 4]
+    loss = policy_gradient.clipped_value_loss(values, old, targets, 0.5, half=False)
+    assert loss.tolist() == pytest.approx([12.25, 9.0, 0.25, 4.0])
+    assert policy_gradient.clipped_value_loss(values, old, targets, 0.5).tolist() == pytest.approx([6.125, 4.5, 0.125, 2.0])
+    # Unclipped: the plain squared error, 1.0 for 1.2 against 2.2.
+    assert policy_gradient.clipped_value_loss(tensor([1.2]), tensor([1.0]), tensor([2.2]), None, half=False).item() == pytest.approx(1.0)
+
+
+def test_sample_factorys_advantage_normalisation_divides_by_the_sample_std_floored_at_eps():
+    advantages = tensor([1.0, 2.0, 3.0, 6.0])
+    mean, std = 3.0, math.sqrt(((4 + 1 + 0 + 9) / 3))  # sample std (n - 1)
+    assert_close(policy_gradient.normalize_advantages(advantages, 1e-7, sample_std_floor=True), (advantages - mean) / std)
+    # Equal advantages: std 0 is replaced by 1e-7, so they become 0, not NaN; and so does a single advantage.
+    assert torch.equal(policy_gradient.normalize_advantages(torch.full((3,), 2.0), 1e-7, sample_std_floor=True), torch.zeros(3))
+    assert torch.equal(policy_gradient.normalize_advantages(torch.tensor([5.0]), 1e-7, sample_std_floor=True), torch.zeros(1))
+
+
+def test_categorical_kl_by_hand_and_its_gradient_reaches_the_new_logits_only():
+    # pi = softmax([0, 0]) = [0.5, 0.5]; pi_old = softmax([0, log 3]) = [0.25, 0.75]:
+    # KL = 0.5 log(0.5 / 0.25) + 0.5 log(0.5 / 0.75) = 0.5 log 2 + 0.5 log(2/3) = 0.5 log(4/3).
+    logits = tensor([[0.0, 0.0], [1.0, -2.0]], requires_grad=True)
+    old_logits = tensor([[0.0, math.log(3.0)], [1.0, -2.0]], requires_grad=True)
+    kl = policy_gradient.categorical_kl(logits, old_logits)
+    assert kl.tolist() == pytest.approx([0.5 * math.log(4 / 3), 0.0])
+    kl.sum().backward()
+    assert old_logits.grad is None
+    # d KL / d logits = pi * (log pi - log pi_old - KL): row 0: 0.5 * (log(0.5/0.25) - k), 0.5 * (log(0.5/0.75) - k).
+    k = 0.5 * math.log(4 / 3)
+    assert logits.grad[0].tolist() == pytest.approx([0.5 * (math.log(2) - k), 0.5 * (math.log(2 / 3) - k)])
+    with pytest.raises(ValueError, match='old_logits must have the shape of logits'):
+        policy_gradient.categorical_kl(logits, old_logits[:1])
+
+
+def test_the_reciprocal_clip_takes_any_nonnegative_epsilon():
+    # eps 1.5: [0.4, 2.5]; ratio 3 with A = 1 is clipped to 2.5, ratio 0.3 with A = -1 to 0.4.
+    log_prob = torch.log(tensor([3.0, 0.3]))
+    loss = policy_gradient.clipped_surrogate_loss(log_prob, torch.zeros(2, dtype=torch.float64), tensor([1.0, -1.0]), 1.5, reciprocal_clip=True)
+    assert loss.tolist() == pytest.approx([-2.5, 0.4])
+    with pytest.raises(ValueError, match='clip_epsilon must lie in'):
+        policy_gradient.clipped_surrogate_loss(log_prob, torch.zeros(2, dtype=torch.float64), tensor([1.0, -1.0]), 1.5)
+    with pytest.raises(ValueError, match='clip_epsilon must be >= 0'):
+        policy_gradient.clip_fraction(log_prob, torch.zeros(2, dtype=torch.float64), -0.1, reciprocal_clip=True)

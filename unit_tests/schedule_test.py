@@ -1,8 +1,8 @@
-"""Exact values of LinearSchedule."""
+"""Exact values of LinearSchedule and of the KL-adaptive learning rate."""
 
 import pytest
 
-from deep_rl_zoo.schedule import LinearSchedule
+from deep_rl_zoo.schedule import LinearSchedule, kl_adaptive_learning_rate
 
 
 def test_decays_linearly_then_stays_at_end_value():
@@ -52,3 +52,15 @@ def test_negative_step_before_begin_gives_begin_value():
 def test_negative_arguments_are_refused(decay_steps, begin_step):
     with pytest.raises(ValueError, match='decay_steps >= 0 and begin_step >= 0'):
         LinearSchedule(1.0, 0.0, decay_steps, begin_step)
+
+
+def test_kl_adaptive_learning_rate_rule():
+    threshold, low, high = 0.008, 1e-6, 1e-2
+    rule = lambda lr, kl: kl_adaptive_learning_rate(lr, kl, threshold, low, high)  # noqa: E731
+    assert rule(3e-4, 0.017) == pytest.approx(2e-4)  # > 2 x threshold: / 1.5
+    assert rule(3e-4, 0.016) == 3e-4  # exactly 2 x threshold: unchanged
+    assert rule(3e-4, 0.008) == 3e-4  # inside the band
+    assert rule(3e-4, 0.004) == 3e-4  # exactly threshold / 2: unchanged
+    assert rule(3e-4, 0.003) == pytest.approx(4.5e-4)  # < threshold / 2: x 1.5
+    assert rule(1.2e-6, 1.0) == 1e-6  # floored at the minimum
+    assert rule(8e-3, 0.0) == 1e-2  # capped at the maximum
