@@ -332,9 +332,9 @@ def define_value_learning() -> None:
     _define_num_envs(1)
     flags.DEFINE_bool(
         'bf16_learning', False,
-        "Run the learner's forward passes under bfloat16 autocast: faster on CPUs with AVX-512 BF16 or AMX (DQN's update "
-        'of the Nature CNN 1.2x, on a 2-core Xeon with AMX) and on recent GPUs, slower on older CPUs; parameters, '
-        'gradients and Adam stay float32, the loss moves by about 1-3%.',
+        "Run the Nature CNN torso of the learner's forward passes under bfloat16 autocast: faster on CPUs with AVX-512 "
+        "BF16 or AMX (DQN's update 1.2x on a 2-core Xeon with AMX) and on recent GPUs, slower on older CPUs; heads, "
+        'losses, gradients and Adam stay float32, the loss moves by about 1%.',
     )
 
 

@@ -11,7 +11,8 @@ importance-sampling weights of a prioritized replay (Schaul et al. 2016, Algorit
 uniform one. The weights multiply each sample's loss before the average, so they really scale each
 sample's gradient. A prioritized replay then gets the new priorities `losses` returned for the batch.
 The target network is refreshed from the online one every `target_network_update_interval` updates. With
-`bf16_learning` the update's forward passes run under bfloat16 autocast (`learner_autocast`), acting stays float32.
+`bf16_learning` the update's Nature CNN torsos run under bfloat16 autocast (`networks.common.bf16_torsos`); acting,
+heads, losses, gradients and Adam stay float32.
 
 A subclass sets `agent_name` and implements `losses`; it overrides `act` when it does not explore
 epsilon-greedily on `online_network(observation)` (which returns Q-values [B, A] for every Q network here,
@@ -29,6 +30,7 @@ from deep_rl_zoo import replay as replay_lib
 from deep_rl_zoo import trackers
 from deep_rl_zoo.greedy_actors import as_tensor, epsilon_greedy
 from deep_rl_zoo.gym_env import VectorEnvironment, VectorStep
+from deep_rl_zoo.networks.common import bf16_torsos
 from deep_rl_zoo.schedule import LinearSchedule
 
 
@@ -132,7 +134,7 @@ class ReplayAgent:
             transitions, weights = sample.transitions, as_tensor(sample.weights, self.device)
         else:
             transitions, weights = self.replay.sample(self.batch_size), None
-        with self.learner_autocast():
+        with bf16_torsos(self.bf16_learning):
             per_sample_loss, priorities = self.losses(self.batch_tensors(transitions))
         loss = (weights * per_sample_loss).mean() if weights is not None else per_sample_loss.mean()
         self.optimizer.zero_grad(set_to_none=True)
@@ -146,11 +148,6 @@ class ReplayAgent:
         self.statistics.record(loss=loss.item())
         if self.learner_steps % self.target_network_update_interval == 0:
             self.target_network.load_state_dict(self.online_network.state_dict())
-
-    def learner_autocast(self) -> torch.autocast:
-        """bfloat16 autocast of the learner's forward passes with `bf16_learning` (convolutions and matrix products in
-        bfloat16, losses and reductions in float32 by autocast's own op lists), else a context that changes nothing."""
-        return torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.bf16_learning)
 
     def batch_tensors(self, transitions: replay_lib.Transition) -> TransitionBatch:
         """The replayed batch as tensors on the learner's device."""

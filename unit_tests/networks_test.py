@@ -250,3 +250,27 @@ def test_scaled_frames_are_the_same_numbers_in_channels_last_layout_for_learner_
     torso = NatureCnnTorso()
     with torch.no_grad():  # one layout or the other: the same features up to float rounding
         torch.testing.assert_close(torso(frames)[:8], torso(frames[:8]), rtol=1e-4, atol=1e-5)
+
+
+def test_bf16_torsos_run_the_nature_cnn_in_bfloat16_only_within_and_hand_on_float32_features():
+    from deep_rl_zoo.networks.common import NatureCnnTorso, bf16_torsos
+
+    torch.manual_seed(0)
+    torso = NatureCnnTorso()
+    convs = []
+    torso.convs.register_forward_hook(lambda module, inputs, output: convs.append(output.dtype))
+    frames = torch.randint(0, 256, (32, 4, 84, 84), dtype=torch.uint8)
+    with torch.no_grad():
+        exact = torso(frames)
+        with bf16_torsos():
+            low = torso(frames)
+            with bf16_torsos(False):  # nested: off again
+                again = torso(frames)
+        after = torso(frames)
+        with pytest.raises(RuntimeError), bf16_torsos():
+            raise RuntimeError('the context ends with the exception')
+        last = torso(frames)
+    assert convs == [torch.float32, torch.bfloat16, torch.float32, torch.float32, torch.float32]
+    assert low.dtype == torch.float32 and not torch.equal(low, exact)
+    torch.testing.assert_close(low, exact, rtol=0.05, atol=0.02)
+    assert torch.equal(again, exact) and torch.equal(after, exact) and torch.equal(last, exact)

@@ -5,8 +5,10 @@ Atari frames stay uint8 everywhere (replay, queues, shared memory) and are scale
 inside the forward pass, so they cost a quarter of the memory and bandwidth of float32 frames.
 """
 
+import contextlib
+import contextvars
 import math
-from typing import Sequence
+from typing import Iterator, Sequence
 
 import torch
 from torch import nn
@@ -23,6 +25,21 @@ def scaled_frames(frames: torch.Tensor) -> torch.Tensor:
     if frames.shape[0] >= CHANNELS_LAST_MIN_BATCH:
         frames = frames.contiguous(memory_format=torch.channels_last)  # before the float copy: a quarter of the bytes
     return frames.float() / 255.0
+
+
+_BF16_TORSOS = contextvars.ContextVar('bf16_torsos', default=False)
+
+
+@contextlib.contextmanager
+def bf16_torsos(enabled: bool = True) -> Iterator[None]:
+    """Within it (when `enabled`), Nature CNN torsos run under bfloat16 autocast and hand float32 features to their
+    heads: the convolutions, the bulk of the compute, take the bf16 units of CPUs with AVX-512 BF16 or AMX (and of
+    GPUs), while the heads and every loss see float32 numbers. A replay agent's update runs in it with --bf16_learning."""
+    token = _BF16_TORSOS.set(enabled)
+    try:
+        yield
+    finally:
+        _BF16_TORSOS.reset(token)
 
 
 def orthogonal_init(module: nn.Module, gain: float = math.sqrt(2.0)) -> nn.Module:
@@ -81,7 +98,11 @@ class NatureCnnTorso(nn.Module):
             self.output_size = conv_size
 
     def forward(self, frames: torch.Tensor) -> torch.Tensor:
-        return self.fc(self.convs(scaled_frames(frames)))
+        if not _BF16_TORSOS.get():
+            return self.fc(self.convs(scaled_frames(frames)))
+        with torch.autocast(frames.device.type, dtype=torch.bfloat16):
+            features = self.fc(self.convs(scaled_frames(frames)))
+        return features.float()
 
 
 class ImpalaResidualBlock(nn.Module):

@@ -13,6 +13,7 @@ from deep_rl_zoo import checkpoint, gym_env, main_loop
 from deep_rl_zoo import replay as replay_lib
 from deep_rl_zoo.dqn.agent import Dqn, build_dqn, make_network
 from deep_rl_zoo.gym_env import VectorStep
+from deep_rl_zoo.networks.common import bf16_torsos
 from deep_rl_zoo.networks.value import QNetwork, nature_cnn_q_network
 from deep_rl_zoo.replay import Transition
 from deep_rl_zoo.schedule import LinearSchedule
@@ -348,32 +349,34 @@ def atari_batch(size=32, seed=0):
     )
 
 
-def test_bf16_learning_runs_only_the_learner_forward_passes_under_bfloat16_autocast():
+def test_bf16_learning_runs_only_the_update_s_torsos_in_bfloat16_and_hands_float32_to_heads_and_losses():
     batch = atari_batch()
     agent = nature_cnn_agent(True, batch)
-    seen = []
-    original_losses = agent.losses
-    agent.losses = lambda transitions: seen.append(torch.is_autocast_enabled('cpu') and torch.get_autocast_dtype('cpu')) or original_losses(transitions)
+    torso_outputs = []
+    agent.online_network.torso.convs.register_forward_hook(lambda module, inputs, output: torso_outputs.append(output.dtype))
+    head_inputs = []
+    agent.online_network.head.register_forward_hook(lambda module, inputs, output: head_inputs.append((inputs[0].dtype, output.dtype)))
     agent.act(batch.s_tm1[:1])
-    assert not torch.is_autocast_enabled('cpu')  # acting is float32
+    assert torso_outputs == [torch.float32] and head_inputs == [(torch.float32, torch.float32)]  # acting is float32
     agent.learn()
-    assert seen == [torch.bfloat16] and not torch.is_autocast_enabled('cpu')
+    assert torso_outputs[1:] == [torch.bfloat16] and head_inputs[1:] == [(torch.float32, torch.float32)]
+    assert not torch.is_autocast_enabled('cpu')
     assert all(parameter.dtype == torch.float32 for parameter in agent.online_network.parameters())
     assert all(state['exp_avg'].dtype == torch.float32 for state in agent.optimizer.state.values())
     float32_agent = nature_cnn_agent(False, batch)
-    float32_agent.losses = lambda transitions: seen.append(torch.is_autocast_enabled('cpu')) or Dqn.losses(float32_agent, transitions)
+    float32_agent.online_network.torso.convs.register_forward_hook(lambda module, inputs, output: torso_outputs.append(output.dtype))
     float32_agent.learn()
-    assert seen[-1] is False
+    assert torso_outputs[-1] == torch.float32
 
 
 def test_bf16_learning_agrees_with_float32_on_a_fixed_batch():
     """The same batch, network and step: the loss within 5% and the gradient within 10% (relative L2) of float32's,
-    pointing the same way (cosine > 0.99); bf16 keeps 8 bits of mantissa in the convolutions and matrix products."""
+    pointing the same way (cosine > 0.99); bf16 keeps 8 bits of mantissa in the torso's convolutions and products."""
     batch = atari_batch()
     gradients, losses = [], []
     for bf16 in (False, True):
         agent = nature_cnn_agent(bf16, batch)
-        with agent.learner_autocast():
+        with bf16_torsos(bf16):
             loss, _ = agent.losses(agent.batch_tensors(batch))
         loss.mean().backward()
         losses.append(loss.mean().item())
