@@ -263,12 +263,12 @@ def earlier_state(run: Run, command: list[str], num_iterations: int, threshold: 
     """What an earlier invocation left of this run: 'none' (nothing, or a different training command: start clean),
     'finished' (all its iterations, or the threshold reached under --stop_when_solved: keep it) or 'interrupted'
     (the same command stopped part-way: resume it from its latest checkpoint)."""
-    if not run.log.exists() or not run.results_csv.exists():
+    if not run.log.exists():
         return 'none'
     with open(run.log, encoding='utf-8', errors='replace') as file:
         if file.readline().rstrip('\n') != _quoted(command):
             return 'none'
-    rows = read_rows(run.results_csv)
+    rows = read_rows(run.results_csv) if run.results_csv.exists() else []  # no row yet: any periodic checkpoint resumes
     reached = threshold is not None and any(_float(row.get('eval_episode_return')) >= threshold for row in rows)
     return 'finished' if len(rows) >= num_iterations or reached else 'interrupted'
 

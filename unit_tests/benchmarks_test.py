@@ -330,3 +330,22 @@ def test_an_interrupted_run_resumes_from_its_checkpoint_and_a_finished_one_is_ke
     assert completed.returncode == 0, completed.stdout + completed.stderr
     assert '[kept]  ppo CartPole-v1 seed 1' in completed.stdout and '[start]' not in completed.stdout
     assert list(csv.DictReader(open(run_dir / 'results.csv'))) == rows
+
+
+def test_atari_throughput_repeats_report_each_measurements_median_and_every_steady_rate():
+    runs = [{'steady': 500.0, 'csv_rate': 400.0}, {'steady': 450.0, 'csv_rate': 420.0}, {'steady': 520.0, 'csv_rate': 380.0}]
+    assert atari_throughput.median_run(runs) == {'steady': 500.0, 'csv_rate': 400.0, 'steady_runs': [500.0, 450.0, 520.0]}
+
+
+def test_earlier_state_resumes_the_same_command_and_keeps_finished_or_solved_runs(tmp_path):
+    run = learning.Run('ppo', 'CartPole-v1', 1, tmp_path / 'run')
+    command = ['python', '-m', 'deep_rl_zoo.ppo.run_classic', '--num_iterations=3', f'--train_dir={tmp_path / "run dir"}']
+    assert learning.earlier_state(run, command, 3, None) == 'none'  # nothing there
+    run.directory.mkdir()
+    run.log.write_text(learning._quoted(command) + '\nprogress...\n')
+    assert learning.earlier_state(run, command, 3, None) == 'interrupted'  # no row yet: a periodic checkpoint may resume
+    run.results_csv.write_text('iteration,env_steps,eval_episode_return\n0,100,10\n1,200,30\n')
+    assert learning.earlier_state(run, command, 3, None) == 'interrupted'
+    assert learning.earlier_state(run, command, 3, 25.0) == 'finished'  # --stop_when_solved: the threshold was reached
+    assert learning.earlier_state(run, command, 2, None) == 'finished'
+    assert learning.earlier_state(run, [*command[:-1], '--seed=2'], 3, None) == 'none'  # another command: start clean
