@@ -5,6 +5,7 @@ Stable-Baselines3's PPO and Sample Factory's APPO, in one run on the same machin
     python -m benchmarks.atari_throughput                  # about 6 minutes on 2 cores
     python -m benchmarks.atari_throughput --skip_peers     # ours only
     python -m benchmarks.atari_throughput --profile        # also: where one PPO iteration's time goes
+    python -m benchmarks.atari_throughput --skip_peers --configurations=ppo_2x4,appo_2x4 --repeats=3   # APPO vs PPO
 
 Measures, one after another (never two at once):
 
@@ -17,7 +18,8 @@ Measures, one after another (never two at once):
     steps between the first line (printed on receiving the first rollout) and the last line printed on
     receiving a rollout, over the time between them, so start-up (imports, actor start, first rollout) is
     excluded and the span holds as many updates as rollouts. The CSV's train_step_rate (whole iteration, actor
-    start-up included) is shown too;
+    start-up included) is shown too. With --repeats=N the configurations run N times in turn (A, B, A, B, ...), the
+    table shows each measurement's median and each run's steady rate, and the APPO / PPO ratios of the medians;
 (c) SB3 PPO with the rl-baselines3-zoo Atari hyperparameters (`/work/shared/peers/sb3_atari_ppo.py --total
     <--train_steps> --seed 1`) in the scratch venv /tmp/peer-venv, created when missing. Its steady figure
     excludes its first rollout, as ours excludes start-up.
@@ -156,6 +158,13 @@ def measure_ours(args: argparse.Namespace, configuration: str, run_dir: Path) ->
         '--num_eval_steps=0', '--nouse_tensorboard', f'--seed={args.seed}', *shlex.split(args.extra_flags),
     ]  # fmt: skip
     return measure_training(command, run_dir)
+
+
+def median_run(runs: list[dict[str, float]]) -> dict[str, float]:
+    """The median of each measurement over repeated runs of one configuration, and the steady rate of each run in
+    order ('steady_runs')."""
+    median = {name: statistics.median(run[name] for run in runs) for name in runs[0]}
+    return {**median, 'steady_runs': [run['steady'] for run in runs]}
 
 
 def run_stamped(command: list[str], cwd: Path, log_path: Path, environment: Optional[dict[str, str]] = None) -> tuple[list[tuple[float, str]], float, int]:
@@ -326,16 +335,25 @@ def table(
     else:
         lines_sf = []
     lines.append('')
+    medians = f'medians of {args.repeats} alternating runs: ' if args.repeats > 1 else ''
     for configuration, measured in ours.items():
         lines.append(
-            f'Ours, {CONFIGURATIONS[configuration][0]}: first progress line {measured["first_progress_s"]:.1f} s after launch, '
-            f'{measured["progress_lines"]} progress lines, {measured["env_steps"]:,} env steps in {measured["process_s"]:.1f} s of process.'
+            f'Ours, {CONFIGURATIONS[configuration][0]}: {medians}first progress line {measured["first_progress_s"]:.1f} s after launch, '
+            f'{measured["progress_lines"]:.0f} progress lines, {measured["env_steps"]:,.0f} env steps in {measured["process_s"]:.1f} s of process'
+            + (f'; steady agent steps/s of each run in order: {", ".join(_number(rate) for rate in measured["steady_runs"])}.' if args.repeats > 1 else '.')
         )
+    appo = [name for name in ours if name.startswith('appo')]
+    ppo = [name for name in ours if name.startswith('ppo')]
+    lines_appo = []
+    if appo and ppo:
+        lines_appo = ['', '| steady, APPO / PPO (' + ('medians' if args.repeats > 1 else 'one run each') + ') | ' + ' | '.join(ppo) + ' |', '|---|' + '---:|' * len(ppo)]
+        for name in appo:
+            lines_appo.append(f'| {name} | ' + ' | '.join(_ratio(ours[name]['steady'], ours[other]['steady']) for other in ppo) + ' |')
     for mode, measured in sample_factory.items():
         lines.append(f'Sample Factory, {mode}: {measured["reports"]} FPS reports from {args.sf_warmup_seconds:g} s after its first one, {measured["process_s"]:.1f} s of process.')
     if not peer:
         lines.append('SB3 and Sample Factory not run (--skip_peers).')
-    lines += lines_sf
+    lines += lines_sf + lines_appo
     return '\n'.join(lines) + '\n'
 
 
@@ -464,6 +482,7 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     parser.add_argument('--train_steps', type=int, default=51_200, help='agent steps of our training run and of SB3 (50 rollouts)')
     parser.add_argument('--seed', type=int, default=1)
     parser.add_argument('--configurations', default=','.join(CONFIGURATIONS), help=f'our training runs to measure, of {", ".join(CONFIGURATIONS)}')
+    parser.add_argument('--repeats', type=int, default=1, help='runs of each of our configurations, alternating; the table shows medians')
     parser.add_argument('--skip_peers', action='store_true', help='run only our side')
     parser.add_argument('--profile', action='store_true', help='then profile our actor collect and learner update in-process')
     parser.add_argument('--profile_only', action='store_true', help='only the profile (no env, training or SB3 measurement)')
@@ -487,8 +506,8 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
         parser.error(f'--sf_modes: unknown {sorted(set(args.sf_modes) - set(SF_MODES))} (choose from {", ".join(SF_MODES)})')
     if args.train_steps < 2 * NUM_ENVS * 128:
         parser.error(f'--train_steps must be at least {2 * NUM_ENVS * 128} (two rollouts) for a steady rate')
-    if args.env_seconds <= 0 or args.profile_iterations < 1:
-        parser.error('need --env_seconds > 0 and --profile_iterations >= 1')
+    if args.env_seconds <= 0 or args.profile_iterations < 1 or args.repeats < 1:
+        parser.error('need --env_seconds > 0, --profile_iterations >= 1 and --repeats >= 1')
     return args
 
 
@@ -502,11 +521,14 @@ def main(argv: Optional[list[str]] = None) -> int:
         print(f'(a) raw env: {args.env_seconds:g} s + {args.env_seconds / 2:g} s of random actions', flush=True)
         env = measure_env(args.env_seconds, args.seed)
         print(f'    {env["raw"]:,.0f} agent steps/s raw, {env["wrapper"]:,.0f} through our wrapper', flush=True)
-        ours = {}
-        for configuration in args.configurations:
-            print(f'(b) our training: {CONFIGURATIONS[configuration][0]}', flush=True)
-            ours[configuration] = measure_ours(args, configuration, raw_dir / configuration)
-            print(f'    {ours[configuration]["steady"]:,.0f} agent steps/s steady, {ours[configuration]["csv_rate"]:,.0f} whole iteration', flush=True)
+        runs: dict[str, list[dict[str, float]]] = {configuration: [] for configuration in args.configurations}
+        for repeat in range(args.repeats):  # the configurations alternate, so a change of load hits them alike
+            for configuration in args.configurations:
+                print(f'(b) our training: {CONFIGURATIONS[configuration][0]} (run {repeat + 1} of {args.repeats})', flush=True)
+                run_dir = raw_dir / (configuration if args.repeats == 1 else f'{configuration}_{repeat + 1}')
+                runs[configuration].append(measure_ours(args, configuration, run_dir))
+                print(f'    {runs[configuration][-1]["steady"]:,.0f} agent steps/s steady, {runs[configuration][-1]["csv_rate"]:,.0f} whole iteration', flush=True)
+        ours = {configuration: median_run(measured) for configuration, measured in runs.items()}
         peer = None
         if python is not None:
             print('(c) SB3 PPO', flush=True)
