@@ -5,7 +5,9 @@
     python -m benchmarks.determinism --check ... --runs ppo_cartpole,dqn_cartpole   # a subset
 
 Every run below is deterministic per seed (actors are seeded, the learner consumes rollouts in a fixed order, one
-torch thread per process). Each run's results CSV is read back without the columns that measure time
+torch thread per process). The asynchronous loop's agents (R2D2, NGU, Agent57, IMPALA) are not: which parameters
+an actor acts with depends on timing (their learner steps per iteration are fixed, their returns are not); APPO is
+recorded in its synchronous mode. Each run's results CSV is read back without the columns that measure time
 (`wall_time`, `train_step_rate`) or name files (`checkpoint`); every other column (env steps, learner steps, training
 and evaluation returns and episode counts) is recorded with all its digits. `--check` prints the first differing
 row per run and exits 1 if any run differs.
@@ -41,10 +43,6 @@ RUNS: dict[str, tuple[str, tuple[str, ...]]] = {
         # --noasync_rl: each update waits for one rollout of every worker, taken in worker order (asynchronous
         # collection makes the rollouts' order, and so every digit, depend on timing).
         ('--environment_name=CartPole-v1', '--seed=1', '--num_iterations=2', '--num_train_steps=20000', '--noasync_rl'),
-    ),
-    'r2d2_cartpole': (
-        'deep_rl_zoo.r2d2.run_classic',
-        ('--environment_name=CartPole-v1', '--seed=1', '--num_iterations=2', '--num_train_steps=15000'),
     ),
     'ppo_pong': (
         'deep_rl_zoo.ppo.run_atari',
