@@ -115,6 +115,34 @@ class RecurrentPolicyGreedyActor:
         self._episode_start = ended
 
 
+class SteppedRecurrentGreedyActor:
+    """Plays the most likely action of a recurrent categorical policy stepped one observation at a time, as Sample
+    Factory's network is (`networks.sample_factory.PolicySet`): `network.step(observation [N, ...], state [N, S])`
+    returns (output with logits [N, A], next state) and `network.initial_state(N)` the zero state. Each environment's
+    state is zeroed where an episode starts, and every environment's after `reset()` (the environments restart)."""
+
+    def __init__(self, network: nn.Module, device: torch.device = torch.device('cpu')):
+        self.network = network
+        self.device = device
+        self.state: torch.Tensor | None = None
+        self._episode_start: torch.Tensor | None = None
+
+    def reset(self) -> None:
+        self.state = None
+
+    def act(self, observation: np.ndarray) -> np.ndarray:
+        if self.state is None:
+            self.state = self.network.initial_state(len(observation)).to(self.device)
+            self._episode_start = torch.zeros(len(observation), dtype=torch.bool, device=self.device)
+        state = self.state * (~self._episode_start).to(self.state.dtype).unsqueeze(-1)
+        with torch.no_grad():
+            output, self.state = self.network.step(as_tensor(observation, self.device), state)
+        return output.logits.argmax(dim=1).cpu().numpy()
+
+    def observe(self, action: np.ndarray, step: VectorStep) -> None:
+        self._episode_start = as_tensor(step.terminated | step.truncated, self.device)
+
+
 def greedy_policy_actor(network: nn.Module, epsilon: float, seed: int, device: torch.device) -> PolicyGreedyActor:
     """The evaluation actor of single-process policy agents (`main_loop.train_value_agent`'s `make_eval_actor`):
     the policy's most likely action; `epsilon` and `seed` are unused."""

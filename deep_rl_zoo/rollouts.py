@@ -9,6 +9,9 @@ observation) to the last reward so the return is bootstrapped rather than cut (P
 `RecurrentOnPolicyActor` does the same for a policy with an LSTM core (IMPALA's `--use_lstm`): it carries the core
 state across steps and rollouts and writes the state each rollout starts from (`recurrent_rollout_spec`).
 
+`PolicySetActor` samples Sample Factory's sets of independent policies (APPO), recurrent or not, and leaves the
+bootstrap value and the time limits to the learner (`policy_set_rollout_spec`).
+
 Off-policy agents with actor processes (discrete SAC) use `TransitionActor` instead: it writes the plain steps
 (`transition_spec`) that the learner adds to its replay.
 
@@ -297,3 +300,93 @@ class TransitionActor(SamplingActor):
             finished += self._episodes.step(step.raw_reward, episode_end)
             self._observation = step.observation
         return finished
+
+
+def policy_set_rollout_spec(env: VectorEnvironment, num_envs: int, unroll_length: int, state_size: int = 0) -> dict[str, tuple[tuple[int, ...], torch.dtype]]:
+    """The buffers of `PolicySetActor`: `bootstrapped_rollout_spec` with the behaviour values of the T steps only ([T,
+    N]: the learner computes the bootstrap value V(x_T) itself, as APPO's does), plus the behaviour logits, the
+    time-limit truncations and which policy acted ([T + 1, N]: the last row is the policy of the bootstrap value);
+    with a recurrent core (`state_size` > 0) also the core state before each step and whether the step starts an
+    episode ([T + 1, N]: the last row is the bootstrap step's)."""
+    spec = {
+        **bootstrapped_rollout_spec(env, num_envs, unroll_length),
+        'value': ((unroll_length, num_envs), torch.float32),
+        'logits': ((unroll_length, num_envs, int(env.single_action_space.n)), torch.float32),
+        'time_out': ((unroll_length, num_envs), torch.bool),
+        'policy': ((unroll_length + 1, num_envs), torch.int64),
+    }
+    if state_size:
+        spec['core_state'] = ((unroll_length + 1, num_envs, state_size), torch.float32)
+        spec['episode_start'] = ((unroll_length + 1, num_envs), torch.bool)
+    return spec
+
+
+class PolicySetActor(SamplingActor):
+    """Sample Factory's sampling (Petrenko et al. 2020) of a set of independent policies
+    (`networks.sample_factory.PolicySet`): each environment plays one policy, drawn at random at the start and redrawn
+    every `POLICY_REDRAW_EPISODES` episodes. Fills one rollout (`policy_set_rollout_spec`) per `collect`. Rewards are
+    stored as the environment gives them (the learner scales and clips them); discounts are gamma * (1 - terminal).
+    A recurrent policy keeps one core state per environment, zeroed when an episode starts, and stores the state
+    each step starts from (the learner unrolls its chunks from them)."""
+
+    POLICY_REDRAW_EPISODES = 10
+
+    def __init__(self, network: nn.Module, env: VectorEnvironment, unroll_length: int, discount: float, terminal_on_life_loss: bool, seed: int, device: torch.device = torch.device('cpu')):
+        super().__init__(network, env, unroll_length, terminal_on_life_loss, seed, device)
+        self.discount = discount
+        self._random = np.random.default_rng(seed)
+        self.policy = self._random.integers(len(network), size=env.num_envs)
+        self._episodes_played = np.zeros(env.num_envs, dtype=np.int64)
+        if network.is_recurrent:
+            self._core_state = network.policies[0].initial_state(env.num_envs).to(device)
+            self._episode_start = torch.ones(env.num_envs, dtype=torch.bool, device=device)
+
+    def _after_episodes(self, ended: np.ndarray) -> None:
+        """Every 10th episode of an environment ends with a new random policy for it."""
+        self._episodes_played += ended
+        redraw = ended & (self._episodes_played % self.POLICY_REDRAW_EPISODES == 0)
+        if redraw.any() and len(self.network) > 1:
+            self.policy[redraw] = self._random.integers(len(self.network), size=int(redraw.sum()))
+
+    @torch.no_grad()
+    def collect(self, buffer: dict[str, torch.Tensor]) -> list[tuple[float, int]]:
+        finished: list[tuple[float, int]] = []
+        recurrent = self.network.is_recurrent
+        for t in range(self.unroll_length):
+            observation = as_tensor(self._observation, self.device)
+            policy = torch.from_numpy(self.policy.copy())
+            if recurrent:
+                output, self._core_state = self.network.step(observation, self._starting_state(buffer, t))
+            else:
+                output = self.network(observation, policy.to(self.device))
+            distribution = torch.distributions.Categorical(logits=output.logits, validate_args=False)
+            action = distribution.sample()
+            step = self.env.step(action.cpu().numpy())
+            terminal = step.terminated | step.truncated | (step.life_loss & self.terminal_on_life_loss)
+            buffer['observation'][t] = observation.cpu()
+            buffer['action'][t] = action.cpu()
+            buffer['log_prob'][t] = distribution.log_prob(action).cpu()
+            buffer['logits'][t] = output.logits.cpu()
+            buffer['value'][t] = output.value.cpu()
+            buffer['policy'][t] = policy
+            buffer['reward'][t] = torch.from_numpy(step.reward.astype(np.float32))
+            buffer['discount'][t] = torch.from_numpy(self.discount * (1.0 - terminal.astype(np.float32)))
+            buffer['time_out'][t] = torch.from_numpy(step.truncated & ~step.terminated)
+            ended = step.terminated | step.truncated
+            finished += self._episodes.step(step.raw_reward, ended)
+            self._after_episodes(ended)
+            self._observation = step.observation
+            if recurrent:
+                self._episode_start = torch.from_numpy(ended).to(self.device)
+        if recurrent:  # the bootstrap step's state; the next rollout's first step starts from it too
+            self._starting_state(buffer, self.unroll_length)
+        buffer['policy'][self.unroll_length] = torch.from_numpy(self.policy.copy())
+        buffer['last_observation'].copy_(as_tensor(self._observation, self.device))
+        return finished
+
+    def _starting_state(self, buffer: dict[str, torch.Tensor], t: int) -> torch.Tensor:
+        """The core state step t starts from (zero where an episode starts), stored in the rollout with the flag."""
+        state = self._core_state * (~self._episode_start).to(self._core_state.dtype).unsqueeze(-1)
+        buffer['core_state'][t] = state.cpu()
+        buffer['episode_start'][t] = self._episode_start.cpu()
+        return state

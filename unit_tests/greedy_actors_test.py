@@ -7,10 +7,13 @@ import numpy as np
 import torch
 from torch import nn
 
-from deep_rl_zoo.greedy_actors import EpsilonGreedyActor, PolicyGreedyActor, RecurrentPolicyGreedyActor, as_tensor, epsilon_greedy
+from deep_rl_zoo.greedy_actors import (
+    EpsilonGreedyActor, PolicyGreedyActor, RecurrentPolicyGreedyActor, SteppedRecurrentGreedyActor, as_tensor, epsilon_greedy,
+)
 from deep_rl_zoo.gym_env import VectorStep
 from deep_rl_zoo.networks.common import MlpTorso
 from deep_rl_zoo.networks.policy import RecurrentActorCritic
+from deep_rl_zoo.networks.sample_factory import PolicySet, SampleFactoryActorCritic
 
 
 class FixedQ(nn.Module):
@@ -146,3 +149,28 @@ def test_recurrent_policy_greedy_actor_carries_the_core_state_and_restarts_it_at
         no_action, no_reward, start = torch.zeros(1, 2, dtype=torch.int64), torch.zeros(1, 2), torch.ones(1, 2, dtype=torch.bool)
         first = network(torch.from_numpy(observations[:1]), no_action, no_reward, start, network.initial_state(2))
     torch.testing.assert_close(actor.state, first.state)
+
+
+def test_stepped_recurrent_greedy_actor_zeroes_the_state_where_episodes_end_and_on_reset():
+    """Sample Factory's recurrent network (`step(observation, state)`), two environments, env 1's episode ending at the
+    first of three steps: the actor plays the mode of the core unrolled over the same observations with the state
+    zeroed before env 1's second step, and starts from zeros again after reset()."""
+    torch.manual_seed(0)
+    network = PolicySet([SampleFactoryActorCritic((3,), 4, [8], [8], nonlinearity='tanh', rnn_type='gru', rnn_size=6)])
+    with torch.no_grad():  # larger logits, so the modes differ from step to step
+        network.policies[0].policy_head.weight.mul_(300.0)
+    observations = np.random.default_rng(0).standard_normal((4, 2, 3)).astype(np.float32)
+    ends = np.array([[False, True], [False, False], [False, False]])
+    actor = SteppedRecurrentGreedyActor(network)
+    played = []
+    for t in range(3):
+        played.append(actor.act(observations[t]))
+        actor.observe(played[-1], vector_step(observations[t + 1], np.zeros(2, np.float32), ends[t]))
+    start = torch.zeros(3, 2, dtype=torch.bool)
+    start[1:] = torch.from_numpy(ends[:-1])
+    with torch.no_grad():
+        expected = network.policies[0].unroll(torch.from_numpy(observations[:3]), network.initial_state(2), start)
+    np.testing.assert_array_equal(np.stack(played), expected.logits.argmax(-1).numpy())
+    assert len(set(np.stack(played).flatten().tolist())) > 1
+    actor.reset()
+    np.testing.assert_array_equal(actor.act(observations[0]), played[0])

@@ -169,9 +169,9 @@ def parse(command: Command, module_name: str, arguments: list[str]) -> tuple[dic
         assert len(left) == 1, f'{command}: unexpected arguments {left[1:]}'
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()), as_main(module_name):
             if 'config_json' in FLAGS and FLAGS.config_json:
-                from deep_rl_zoo.appo import agent as appo
+                from deep_rl_zoo.appo import sample_factory_config
 
-                appo.apply_config(os.path.join(REPO_ROOT, FLAGS.config_json), FLAGS)
+                sample_factory_config.import_model_card(os.path.join(REPO_ROOT, FLAGS.config_json), FLAGS, {})
             flags_lib.apply_preset()
     except (absl_flags.Error, ValueError) as error:
         pytest.fail(f'{command}: {error}')
@@ -204,9 +204,9 @@ class Trained:
 def run_values(module_name: str, values: dict[str, Any], explicit: frozenset[str]) -> dict[str, Any]:
     kind = run_kind(module_name)
     if module_name.startswith('deep_rl_zoo.appo.'):
-        from deep_rl_zoo.appo import agent as appo
+        from deep_rl_zoo.appo import sample_factory_config
 
-        return main_loop.canonical_environment(appo.run_values(kind, values, explicit))
+        return main_loop.canonical_environment(sample_factory_config.run_values(kind, values, explicit))
     return main_loop.canonical_environment({**values, 'environment_kind': kind})
 
 

@@ -12,8 +12,10 @@ card is in exactly one of three tables:
   here does not have: nothing that is learned here depends on them. Loading notes them, one line each with its
   reason.
 
-`load_config` reads such a file into flag values; `atari_environment_name` turns Sample Factory's Atari
-names (`atari_amidar`) into ours (`Amidar`).
+`load_config` reads such a file into flag values and `import_model_card` applies them: APPO's settings;
+`run_values` translates those settings into the core's values (workers -> actors, rollout -> unroll length, budgets
+in frames per policy -> agent steps); `atari_environment_name` turns Sample Factory's Atari names (`atari_amidar`)
+into ours (`Amidar`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import dataclasses
 import difflib
 import json
 import math
+import sys
 from typing import Any
 
 import ale_py
@@ -118,7 +121,7 @@ SAMPLE_FACTORY_FLAGS: dict[str, Setting] = {
 }
 
 # Sample Factory's defaults of the APPLIED keys whose flags are the core's (`flags.define_common`), so their defaults
-# are not Sample Factory's: a config that omits one of them runs with Sample Factory's value (`agent.apply_config`).
+# are not Sample Factory's: a config that omits one of them runs with Sample Factory's value (`import_model_card`).
 SAMPLE_FACTORY_DEFAULTS: dict[str, float] = {'learning_rate': 1e-4, 'max_grad_norm': 4.0}
 
 UNSUPPORTED_VALUES: dict[str, Setting] = {
@@ -311,3 +314,133 @@ def atari_environment_name(name: str) -> str:
         hint = f'closest: {", ".join(close)}' if close else 'e.g. atari_pong, atari_breakout, atari_amidar'
         raise ValueError(f'{name!r} names no Atari game; Sample Factory names are atari_<game> ({hint})')
     return rom_id_to_name(rom_id)
+
+
+def import_model_card(path: str, flag_values: Any, values: dict[str, Any], out: Any = sys.stdout, err: Any = sys.stderr) -> dict[str, Any]:
+    """APPO's settings from a Sample Factory config (a model card's JSON): `values` (the run's flag values) with the
+    card's settings applied, except those given explicitly on the command line (they win); `learning_rate` and
+    `max_grad_norm`, where the card omits them, take Sample Factory's defaults (`SAMPLE_FACTORY_DEFAULTS`), not the
+    run script's. The settings are set on absl's `flag_values` too, whose validators check them. Prints
+    `load_config`'s notes (the warning about unknown keys on stderr); raises ValueError in one line."""
+    from absl import flags as absl_flags
+
+    config, notes = load_config(path)
+    omitted = {name: value for name, value in SAMPLE_FACTORY_DEFAULTS.items() if name not in config and not flag_values[name].present}
+    if omitted:
+        defaults = ', '.join(f'{name}={value:g}' for name, value in omitted.items())
+        notes.append(f"{path} omits {', '.join(omitted)}: Sample Factory's defaults apply ({defaults})")
+    config.update(omitted)
+    applied, elsewhere = {}, []
+    for name, value in config.items():
+        if name not in flag_values:
+            elsewhere.append(name)  # env_frameskip / env_framestack in a classic-control run
+            continue
+        if flag_values[name].present:
+            continue
+        try:
+            setattr(flag_values, name, value)
+        except absl_flags.Error as error:
+            raise ValueError(f'{path}: {name}={value!r}: {error}') from None
+        applied[name] = flag_values[name].value
+    if elsewhere:
+        notes.append(f'{path}: ignored {", ".join(elsewhere)} (Atari settings; this is not an Atari run)')
+    for note in notes:
+        print(note, file=err if note.startswith('warning:') else out, flush=True)
+    return {**values, **applied}
+
+
+def effective_recurrence(values: dict[str, Any]) -> int:
+    """Sample Factory's --recurrence: -1 means the whole rollout with a recurrent core, and 1 without one."""
+    if values['recurrence'] > 0:
+        return values['recurrence']
+    return values['rollout'] if values['use_rnn'] else 1
+
+
+def layer_sizes(name: str, value: Any) -> list[int]:
+    """The layer sizes of the list flag `name` (absl gives strings); raises ValueError in one line unless they are
+    positive integers."""
+    try:
+        layers = [int(item) for item in value]
+    except (TypeError, ValueError):
+        raise ValueError(f'--{name} must be a list of positive integers, got {value!r}') from None
+    if not layers or min(layers) < 1:
+        raise ValueError(f'--{name} must be a list of positive integers, got {value!r}')
+    return layers
+
+
+def run_values(kind: str, values: dict[str, Any], explicit: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """The core's values (`main_loop.train_actors_and_learner`) from APPO's Sample Factory settings; `explicit` names
+    the flags given on the command line. Raises ValueError naming the flags when they do not fit together."""
+    values = {**values, 'environment_kind': kind}
+    if kind == 'atari':
+        values['environment_name'] = atari_environment_name(values['environment_name'])
+        values['environment_frame_skip'] = values['env_frameskip']
+        values['environment_frame_stack'] = values['env_framestack']
+    num_policies, rollout, envs, workers = values['num_policies'], values['rollout'], values['num_envs_per_worker'], values['num_workers']
+    recurrence = effective_recurrence(values)
+    if rollout % recurrence:
+        raise ValueError(f'--rollout={rollout} must be a multiple of --recurrence={recurrence}')
+    if values['use_rnn']:
+        if num_policies > 1:
+            raise ValueError(f'--use_rnn=true takes one policy here (--num_policies={num_policies}): an environment may change policy mid-rollout, which would cut its chunks')
+        if not values['actor_critic_share_weights']:
+            raise ValueError('--use_rnn=true needs --actor_critic_share_weights=true (one recurrent core for both heads)')
+        if values['batch_size'] % recurrence:
+            raise ValueError(f'--use_rnn=true: --batch_size={values["batch_size"]} must be a multiple of --recurrence={recurrence} (minibatches of whole chunks)')
+    batch_samples = values['batch_size'] * values['num_batches_per_epoch'] * num_policies
+    rollout_samples = rollout * envs
+    policies = f' x --num_policies={num_policies}' if num_policies > 1 else ''
+    if batch_samples % rollout_samples:
+        raise ValueError(
+            f'--batch_size={values["batch_size"]} x --num_batches_per_epoch={values["num_batches_per_epoch"]}{policies} = {batch_samples} samples must be '
+            f'a multiple of --rollout={rollout} x --num_envs_per_worker={envs} = {rollout_samples}: a training batch is made of whole rollouts'
+        )
+    batch_rollouts = batch_samples // rollout_samples
+    if not values['async_rl'] and batch_rollouts != workers:
+        raise ValueError(
+            f'--async_rl=false: every update takes one rollout of each worker, so --batch_size x --num_batches_per_epoch{policies} '
+            f'(= {batch_samples}) must equal --num_workers x --num_envs_per_worker x --rollout (= {workers * rollout_samples})'
+        )
+    sgd_steps_per_update = values['num_epochs'] * values['num_batches_per_epoch']
+    budget = values['train_for_env_steps']  # Sample Factory's: frames per policy (0: --num_iterations x --num_train_steps)
+    values.update(
+        num_actors=workers,
+        num_envs_per_actor=envs,
+        unroll_length=rollout,
+        discount=values['gamma'],
+        batch_rollouts=batch_rollouts,
+        # Enough buffers that the actors can collect num_batches_to_accumulate batches ahead of the learner.
+        num_buffers_per_actor=max(2, math.ceil(values['num_batches_to_accumulate'] * batch_rollouts / workers)),
+        # Sample Factory drops samples lagging >= max_policy_lag SGD steps; the core drops rollouts lagging more than
+        # its bound in updates, each num_epochs x num_batches_per_epoch SGD steps.
+        sample_factory_max_policy_lag=values['max_policy_lag'],
+        max_policy_lag=max(math.ceil(values['max_policy_lag'] / sgd_steps_per_update) - 1, 0),
+        # linear_decay's plan as Sample Factory makes it, in SGD steps per policy (0: the run's budget plans it)
+        sample_factory_lr_decay_sgd_steps=max(budget // values['batch_size'] * values['num_epochs'], 1) if budget > 0 else 0,
+    )
+    frames_per_step = values['env_frameskip'] if kind == 'atari' and values['summaries_use_frameskip'] else 1
+
+    def agent_steps(frames_per_policy: int) -> int:
+        """Sample Factory's env steps (frames per policy under summaries_use_frameskip) as the experiment counts env
+        steps: agent steps of all policies (they share the environments, so the run takes about N times the budget)."""
+        return math.ceil(frames_per_policy * num_policies / frames_per_step)
+
+    if values.get('save_best_after'):  # optional, as it is to the experiment (experiment.RunSettings)
+        values['save_best_after'] = agent_steps(values['save_best_after'])
+    if budget > 0:
+        values['train_for_env_steps'] = agent_steps(budget)
+        if 'num_iterations' not in explicit:
+            values['num_iterations'] = math.ceil(values['train_for_env_steps'] / values['num_train_steps'])
+    return values
+
+
+def linear_decay_sgd_steps(values: dict[str, Any], total_updates: int) -> int:
+    """The SGD steps per policy over which linear_decay takes the learning rate to 0. With --train_for_env_steps,
+    Sample Factory's plan (`run_values` keeps it): train_for_env_steps // batch_size x num_epochs, with the budget
+    in frames per policy under summaries_use_frameskip, so an Atari run ends near (1 - 1/env_frameskip) x
+    learning_rate as Sample Factory's does. Without it the budget is --num_iterations x --num_train_steps (not a
+    Sample Factory setting) of `total_updates` updates, and the plan is all their SGD steps: the rate reaches 0 at
+    the end of the run."""
+    if values['sample_factory_lr_decay_sgd_steps'] > 0:
+        return values['sample_factory_lr_decay_sgd_steps']
+    return total_updates * values['num_epochs'] * values['num_batches_per_epoch']

@@ -20,11 +20,17 @@ from torch import nn
 CHANNELS_LAST_MIN_BATCH = 32
 
 
+def channels_last(frames: torch.Tensor) -> torch.Tensor:
+    """Frames [B, C, H, W] in channels-last layout when the batch is large (see CHANNELS_LAST_MIN_BATCH). Convert the
+    uint8 frames, before any float copy: a quarter of the bytes."""
+    if frames.shape[0] >= CHANNELS_LAST_MIN_BATCH:
+        return frames.contiguous(memory_format=torch.channels_last)
+    return frames
+
+
 def scaled_frames(frames: torch.Tensor) -> torch.Tensor:
     """uint8 frames [B, C, H, W] as floats in [0, 1], channels-last for large batches (see CHANNELS_LAST_MIN_BATCH)."""
-    if frames.shape[0] >= CHANNELS_LAST_MIN_BATCH:
-        frames = frames.contiguous(memory_format=torch.channels_last)  # before the float copy: a quarter of the bytes
-    return frames.float() / 255.0
+    return channels_last(frames).float() / 255.0
 
 
 _BF16_TORSOS = contextvars.ContextVar('bf16_torsos', default=False)

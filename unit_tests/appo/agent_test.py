@@ -1,5 +1,6 @@
-"""Tests of APPO's loss pieces, learner and actor (deep_rl_zoo/appo/agent.py), with numbers worked out by hand or
-recomputed in numpy / plain torch."""
+"""Tests of APPO's learner and actor (deep_rl_zoo/appo/agent.py), with numbers worked out by hand or recomputed in
+numpy / plain torch (its loss pieces, Sample Factory's variants of the shared ones, are tested in policy_gradient_test
+and schedule_test)."""
 
 import copy
 import math
@@ -12,66 +13,12 @@ from torch.testing import assert_close
 
 from deep_rl_zoo import checkpoint, gym_env
 from deep_rl_zoo.appo import agent, sample_factory_config
+from deep_rl_zoo.networks.sample_factory import PolicySet, SampleFactoryActorCritic
+from deep_rl_zoo.rollouts import PolicySetActor, policy_set_rollout_spec
 
 CARD = os.path.join(os.path.dirname(sample_factory_config.__file__), 'configs', 'atari_amidar.json')
 
 GAMMA = 0.9
-
-
-# --- loss pieces -----------------------------------------------------------------------------------------------------
-
-
-def test_policy_loss_clamps_the_ratio_to_sample_factorys_bounds_then_clips_it_unbiasedly():
-    eps = 0.25  # clip range [1/1.25, 1.25] = [0.8, 1.25]
-    ratio = torch.tensor([0.01, 0.5, 0.9, 1.1, 1.5, 30.0, 0.5, 1.5])
-    advantage = torch.tensor([1.0, 1.0, 1.0, 1.0, 1.0, -1.0, -1.0, -1.0])
-    # min(r A, clip(r) A) per sample with r clamped to [0.05, 20] first:
-    # A > 0: 0.05 -> min(0.05, 0.8) = 0.05; 0.5 -> 0.5; 0.9 -> 0.9; 1.1 -> 1.1; 1.5 -> min(1.5, 1.25) = 1.25
-    # A < 0: 30 -> 20 -> min(-20, -1.25) = -20; 0.5 -> min(-0.5, -0.8) = -0.8; 1.5 -> min(-1.5, -1.25) = -1.5
-    expected = -(0.05 + 0.5 + 0.9 + 1.1 + 1.25 - 20.0 - 0.8 - 1.5) / 8
-    assert agent.ppo_policy_loss(ratio, advantage, eps).item() == pytest.approx(expected)
-    # The lower bound is 1/(1+eps), not 1-eps: a ratio of 0.78 with A < 0 is clipped at 0.8 (1 - eps would be 0.75).
-    assert agent.ppo_policy_loss(torch.tensor([0.78]), torch.tensor([-1.0]), eps).item() == pytest.approx(0.8)
-    # Outside [0.05, 20] the ratio is a constant: no gradient.
-    ratio = torch.tensor([0.01, 25.0, 1.0], requires_grad=True)
-    agent.ppo_policy_loss(ratio, torch.tensor([1.0, -1.0, 1.0]), eps).backward()
-    assert ratio.grad.tolist() == pytest.approx([0.0, 0.0, -1 / 3])
-
-
-def test_value_loss_clips_by_an_absolute_bound_and_has_no_half_factor():
-    values = torch.tensor([3.0, 3.0, 0.5, -2.0])
-    old = torch.tensor([1.0, 1.0, 1.0, 0.0])
-    targets = torch.tensor([5.0, 0.0, 1.0, -2.5])
-    clip = 0.5
-    # v_clip = old + clamp(v - old, -0.5, 0.5) = [1.5, 1.5, 0.5, -0.5]
-    # max((v - R)^2, (v_clip - R)^2) = [max(4, 12.25), max(9, 2.25), max(0.25, 0.25), max(0.25, 4)] = [12.25, 9, 0.25, 4]
-    assert agent.ppo_value_loss(values, old, targets, clip).item() == pytest.approx((12.25 + 9 + 0.25 + 4) / 4)
-    # No clipping effect when the new value stays within the bound: plain mean squared error, no 0.5.
-    assert agent.ppo_value_loss(torch.tensor([1.2]), torch.tensor([1.0]), torch.tensor([2.2]), 1.0).item() == pytest.approx(1.0)
-
-
-def test_advantages_are_normalised_per_minibatch_with_the_bessel_corrected_std():
-    advantages = torch.tensor([1.0, 2.0, 3.0, 6.0])
-    mean, std = 3.0, math.sqrt(((4 + 1 + 0 + 9) / 3))  # sample std (n - 1)
-    assert_close(agent.normalize_advantages(advantages), (advantages - mean) / std)
-    # Equal advantages: std 0 is replaced by 1e-7, so they become 0, not NaN.
-    assert torch.equal(agent.normalize_advantages(torch.full((3,), 2.0)), torch.zeros(3))
-
-
-def test_kl_adaptive_learning_rate_rule():
-    threshold, low, high = 0.008, 1e-6, 1e-2
-    rule = lambda lr, kl: agent.kl_adaptive_learning_rate(lr, kl, threshold, low, high)  # noqa: E731
-    assert rule(3e-4, 0.017) == pytest.approx(2e-4)  # > 2 x threshold: / 1.5
-    assert rule(3e-4, 0.016) == 3e-4  # exactly 2 x threshold: unchanged
-    assert rule(3e-4, 0.008) == 3e-4  # inside the band
-    assert rule(3e-4, 0.004) == 3e-4  # exactly threshold / 2: unchanged
-    assert rule(3e-4, 0.003) == pytest.approx(4.5e-4)  # < threshold / 2: x 1.5
-    assert rule(1.2e-6, 1.0) == 1e-6  # floored at lr_adaptive_min
-    assert rule(8e-3, 0.0) == 1e-2  # capped at lr_adaptive_max
-
-
-def test_linear_decay_per_sgd_step():
-    assert [agent.linear_decay(1e-3, step, 4) for step in range(6)] == pytest.approx([1e-3, 7.5e-4, 5e-4, 2.5e-4, 0.0, 0.0])
 
 
 # --- the learner ------------------------------------------------------------------------------------------------------
@@ -79,7 +26,7 @@ def test_linear_decay_per_sgd_step():
 
 def small_network(normalize_input=False, normalize_returns=False, seed=0, num_actions=2, size=3):
     torch.manual_seed(seed)
-    return agent.AppoNetwork((size,), num_actions, [16], [16], nonlinearity='tanh', normalize_input=normalize_input, normalize_returns=normalize_returns)
+    return SampleFactoryActorCritic((size,), num_actions, [16], [16], nonlinearity='tanh', normalize_input=normalize_input, normalize_returns=normalize_returns)
 
 
 def make_learner(networks, **settings):
@@ -89,7 +36,7 @@ def make_learner(networks, **settings):
         if name in settings:
             learner_settings[name] = settings.pop(name)
     trainer_settings.update(settings)
-    policy_set = agent.PolicySet(networks)
+    policy_set = PolicySet(networks)
     trainers = [agent.PolicyTrainer(network, **trainer_settings) for network in networks]
     return agent.AppoLearner(policy_set, trainers, gamma=learner_settings.pop('gamma', GAMMA), **learner_settings)
 
@@ -157,7 +104,7 @@ def test_targets_scale_and_clip_rewards_and_bootstrap_time_limits_with_gae_in_re
 
 def linear_value_network(weight, bias):
     """A one-input network whose value is V(x) = weight x + bias (no hidden layer)."""
-    network = agent.AppoNetwork((1,), 2, [], [], nonlinearity='tanh')
+    network = SampleFactoryActorCritic((1,), 2, [], [], nonlinearity='tanh')
     with torch.no_grad():
         network.value_head.weight.fill_(weight)
         network.value_head.bias.fill_(bias)
@@ -245,7 +192,7 @@ def test_update_takes_sample_factorys_step_on_contiguous_trajectory_major_miniba
 
 
 def test_linear_decay_and_kl_adaptive_schedules_run_per_minibatch_and_per_epoch():
-    buffer = acted_buffer(agent.PolicySet([small_network(seed=3)]))
+    buffer = acted_buffer(PolicySet([small_network(seed=3)]))
     learner = make_learner([small_network(seed=3)], learning_rate=1e-3, lr_schedule='linear_decay', total_sgd_steps=8,
                            num_epochs=2, num_batches_per_epoch=2)  # fmt: skip
     seen = []
@@ -318,7 +265,7 @@ def test_the_ratio_is_exactly_one_before_the_first_gradient_step_with_normalize_
     # Folding the batch in before the epochs (the bug this mends) would break the ratio at once.
     broken = make_learner([copy.deepcopy(network)], num_epochs=1)
     buffer = acted_buffer(broken.network, offset=-80.0)
-    agent.fold_observations(broken.network.policies[0], flat(buffer['observation']))
+    broken.network.policies[0].fold_observations(flat(buffer['observation']))
     ratios.clear()
     loss = broken.trainers[0].minibatch_loss
     broken.trainers[0].minibatch_loss = lambda mb: (lambda result: (ratios.append(result[1]['ratio']), result)[1])(loss(mb))
@@ -348,9 +295,9 @@ def test_several_policies_each_train_on_their_own_samples_only():
 
 def test_actor_redraws_each_environments_policy_every_ten_episodes():
     env = gym_env.create_classic_vector_env('CartPole-v1', 3, seed=1, max_episode_steps=2)  # an episode every 2 steps
-    policy_set = agent.PolicySet([small_network(seed=9, size=4), small_network(seed=10, size=4)])
-    actor = agent.AppoActor(policy_set, env, 40, GAMMA, False, seed=3)
-    spec = agent.rollout_spec(env, 3, 40)
+    policy_set = PolicySet([small_network(seed=9, size=4), small_network(seed=10, size=4)])
+    actor = PolicySetActor(policy_set, env, 40, GAMMA, False, seed=3)
+    spec = policy_set_rollout_spec(env, 3, 40)
     buffer = {name: torch.zeros(shape, dtype=dtype) for name, (shape, dtype) in spec.items()}
     actor.collect(buffer)
     policy = buffer['policy'].numpy()
@@ -373,22 +320,22 @@ def test_run_values_translate_sample_factory_settings_and_refuse_what_does_not_f
                 num_epochs=4, recurrence=1, async_rl=True, num_batches_to_accumulate=2, max_policy_lag=1000, gamma=0.99,
                 train_for_env_steps=100_000_000, env_frameskip=4, env_framestack=4, summaries_use_frameskip=True,
                 num_train_steps=1_000_000, num_iterations=10, environment_name='atari_amidar', save_best_after=100_000)  # fmt: skip
-    values = agent.run_values('atari', base)
+    values = sample_factory_config.run_values('atari', base)
     assert values['environment_name'] == 'Amidar' and values['environment_frame_skip'] == 4
     assert (values['num_actors'], values['num_envs_per_actor'], values['unroll_length'], values['discount']) == (16, 2, 128, 0.99)
     assert values['batch_rollouts'] == 32  # 8192 samples / 256 per rollout
     assert values['num_buffers_per_actor'] == 4  # 2 batches of 32 rollouts over 16 workers
     assert values['max_policy_lag'] == 31  # lag >= 1000 SGD steps <=> >= 32 updates of 32 SGD steps
     assert values['num_iterations'] == 25  # 1e8 frames / 4 = 2.5e7 agent steps in 1e6-step iterations
-    assert agent.run_values('atari', base, frozenset({'num_iterations'}))['num_iterations'] == 10
-    assert agent.run_values('atari', {**base, 'num_policies': 2})['batch_rollouts'] == 64
+    assert sample_factory_config.run_values('atari', base, frozenset({'num_iterations'}))['num_iterations'] == 10
+    assert sample_factory_config.run_values('atari', {**base, 'num_policies': 2})['batch_rollouts'] == 64
     with pytest.raises(ValueError, match=r'--batch_size=1000 x --num_batches_per_epoch=8 = 8000 samples must be a multiple of --rollout=128'):
-        agent.run_values('atari', {**base, 'batch_size': 1000})
+        sample_factory_config.run_values('atari', {**base, 'batch_size': 1000})
     with pytest.raises(ValueError, match=r'--async_rl=false'):
-        agent.run_values('atari', {**base, 'async_rl': False})
-    assert agent.run_values('atari', {**base, 'async_rl': False, 'num_workers': 32})['batch_rollouts'] == 32
+        sample_factory_config.run_values('atari', {**base, 'async_rl': False})
+    assert sample_factory_config.run_values('atari', {**base, 'async_rl': False, 'num_workers': 32})['batch_rollouts'] == 32
     with pytest.raises(ValueError, match='--use_rnn=true takes one policy here'):
-        agent.run_values('atari', {**base, 'use_rnn': True, 'num_policies': 2})
+        sample_factory_config.run_values('atari', {**base, 'use_rnn': True, 'num_policies': 2})
 
 
 # --- Sample Factory's budget units: the linear_decay plan and save_best_after -------------------------------------------
@@ -398,8 +345,8 @@ def card_run(**overrides):
     """The model card's settings translated (`run_values`) for a run of 1M-step iterations, and the updates of its
     budget as main_loop counts them."""
     settings, _ = sample_factory_config.load_config(CARD)
-    settings = {**settings, 'environment_name': 'atari_amidar', 'num_train_steps': 1_000_000, 'num_iterations': 10, **overrides}
-    values = agent.run_values('atari', settings)
+    settings = {**settings, 'environment_name': 'atari_amidar', 'num_train_steps': 1_000_000, 'num_iterations': 10, 'adam_fused': False, **overrides}
+    values = sample_factory_config.run_values('atari', settings)
     steps_per_update = values['batch_rollouts'] * values['num_envs_per_actor'] * values['unroll_length']
     return values, math.ceil(values['num_train_steps'] / steps_per_update) * values['num_iterations']
 
@@ -418,9 +365,9 @@ def test_linear_decay_follows_sample_factorys_plan_of_the_card_and_resumes_from_
     values, total_updates = card_run()
     lr = values['learning_rate']
     # train_for_env_steps = 1e8 frames per policy: 1e8 // 1024 x 4 epochs = 97,656 x 4 = 390,624 SGD steps planned.
-    networks = agent.PolicySet([small_network(seed=11), small_network(seed=12)])
+    networks = PolicySet([small_network(seed=11), small_network(seed=12)])
     learner = agent.build_learner(networks, values, total_updates, torch.device('cpu'))
-    assert [trainer.total_sgd_steps for trainer in learner.trainers] == [390_624, 390_624]
+    assert [trainer.linear_decay.decay_steps for trainer in learner.trainers] == [390_624, 390_624]
     # Each policy plays 1e8 / 4 = 2.5e7 agent steps and trains 4 epochs on each 1,024 of them: 97,656 SGD steps (a
     # quarter of the plan), so the rate ends at 0.75 x lr (the budget's own plan, 99,200 SGD steps, ended at 0.016 x lr).
     learner.trainers[0].sgd_steps = 97_656
@@ -428,9 +375,9 @@ def test_linear_decay_follows_sample_factorys_plan_of_the_card_and_resumes_from_
     seen = learning_rates_seen(learner, buffer)
     assert seen[0] == pytest.approx(0.75 * lr, rel=1e-12)
     assert seen == pytest.approx([lr * (1 - step / 390_624) for step in range(97_656, 97_688)], rel=1e-12)
-    assert agent.linear_decay(lr, 195_312, 390_624) == pytest.approx(0.5 * lr, rel=1e-12)
+    assert learner.trainers[0].linear_decay(195_312) == pytest.approx(0.5 * lr, rel=1e-12)
     # A resumed learner continues from the saved SGD step count, exactly.
-    restored = agent.build_learner(agent.PolicySet([small_network(seed=13), small_network(seed=14)]), values, total_updates, torch.device('cpu'))
+    restored = agent.build_learner(PolicySet([small_network(seed=13), small_network(seed=14)]), values, total_updates, torch.device('cpu'))
     restored.load_state_dict(learner.state_dict())
     assert restored.trainers[0].sgd_steps == 97_688
     assert learning_rates_seen(restored, buffer) == learning_rates_seen(learner, buffer) == pytest.approx(
@@ -441,7 +388,7 @@ def test_linear_decay_follows_sample_factorys_plan_of_the_card_and_resumes_from_
     values, total_updates = card_run(train_for_env_steps=0)
     assert total_updates == 10 * math.ceil(1_000_000 / 16_384)  # updates of 2 x 8 x 1,024 samples
     learner = agent.build_learner(networks, values, total_updates, torch.device('cpu'))
-    assert learner.trainers[0].total_sgd_steps == total_updates * 32
+    assert learner.trainers[0].linear_decay.decay_steps == total_updates * 32
 
 
 def test_save_best_after_counts_frames_per_policy_like_train_for_env_steps():

@@ -11,14 +11,16 @@ import torch
 from torch.testing import assert_close
 
 from deep_rl_zoo import gym_env
-from deep_rl_zoo.appo import agent
+from deep_rl_zoo.appo import sample_factory_config
+from deep_rl_zoo.networks.sample_factory import SampleFactoryActorCritic
+from deep_rl_zoo.rollouts import PolicySetActor, policy_set_rollout_spec
 from unit_tests.appo.agent_test import GAMMA, make_learner
 from unit_tests.helpers import TRACEBACK, run_module, stderr_lines
 
 
 def recurrent_network(rnn_type='gru', seed=0, size=4, num_actions=2, rnn_size=8, normalize_input=False):
     torch.manual_seed(seed)
-    return agent.AppoNetwork((size,), num_actions, [16], [16], nonlinearity='tanh', rnn_type=rnn_type, rnn_size=rnn_size, normalize_input=normalize_input)
+    return SampleFactoryActorCritic((size,), num_actions, [16], [16], nonlinearity='tanh', rnn_type=rnn_type, rnn_size=rnn_size, normalize_input=normalize_input)
 
 
 @pytest.mark.parametrize('rnn_type, state_size', [('gru', 8), ('lstm', 16)])
@@ -53,9 +55,9 @@ def test_unroll_equals_stepping_with_the_state_zeroed_where_episodes_start(rnn_t
 
 def collect(policy_set, rollout=16, envs=3, rnn=True, episode_steps=5, seed=2):
     env = gym_env.create_classic_vector_env('CartPole-v1', envs, seed=seed, max_episode_steps=episode_steps)
-    actor = agent.AppoActor(policy_set, env, rollout, GAMMA, False, seed=seed)
+    actor = PolicySetActor(policy_set, env, rollout, GAMMA, False, seed=seed)
     state_size = policy_set.policies[0].state_size if rnn else 0
-    spec = agent.rollout_spec(env, envs, rollout, state_size=state_size)
+    spec = policy_set_rollout_spec(env, envs, rollout, state_size=state_size)
     buffers = []
     for _ in range(2):  # the second rollout starts from the state the first one ended with
         buffer = {name: torch.zeros(shape, dtype=dtype) for name, (shape, dtype) in spec.items()}
@@ -144,17 +146,17 @@ def test_run_values_take_the_recurrent_settings_and_refuse_what_cannot_work():
                 num_epochs=4, recurrence=-1, async_rl=True, num_batches_to_accumulate=2, max_policy_lag=100, gamma=0.99,
                 train_for_env_steps=0, actor_critic_share_weights=True, num_train_steps=1000, num_iterations=1,
                 environment_name='CartPole-v1', save_best_after=0)  # fmt: skip
-    assert agent.effective_recurrence(base) == 32  # -1: the whole rollout with a core
-    assert agent.effective_recurrence({**base, 'use_rnn': False}) == 1
-    assert agent.run_values('classic', {**base, 'recurrence': 8})['batch_rollouts'] == 2
+    assert sample_factory_config.effective_recurrence(base) == 32  # -1: the whole rollout with a core
+    assert sample_factory_config.effective_recurrence({**base, 'use_rnn': False}) == 1
+    assert sample_factory_config.run_values('classic', {**base, 'recurrence': 8})['batch_rollouts'] == 2
     with pytest.raises(ValueError, match=r'--use_rnn=true takes one policy here \(--num_policies=2\)'):
-        agent.run_values('classic', {**base, 'num_policies': 2, 'batch_size': 128})
+        sample_factory_config.run_values('classic', {**base, 'num_policies': 2, 'batch_size': 128})
     with pytest.raises(ValueError, match=r'--actor_critic_share_weights=true'):
-        agent.run_values('classic', {**base, 'actor_critic_share_weights': False})
+        sample_factory_config.run_values('classic', {**base, 'actor_critic_share_weights': False})
     with pytest.raises(ValueError, match=r'--batch_size=48 must be a multiple of --recurrence=32'):
-        agent.run_values('classic', {**base, 'batch_size': 48, 'num_batches_per_epoch': 2, 'num_envs_per_worker': 3})
+        sample_factory_config.run_values('classic', {**base, 'batch_size': 48, 'num_batches_per_epoch': 2, 'num_envs_per_worker': 3})
     with pytest.raises(ValueError, match=r'--rollout=32 must be a multiple of --recurrence=12'):
-        agent.run_values('classic', {**base, 'recurrence': 12})
+        sample_factory_config.run_values('classic', {**base, 'recurrence': 12})
 
 
 RETURN_LINE = re.compile(r'^APPO on (\S+), checkpoint (\S+): (\d+) episodes, return mean (-?[\d.]+) std', re.M)

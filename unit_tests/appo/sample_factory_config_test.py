@@ -8,7 +8,6 @@ import shutil
 import pytest
 from absl import flags as absl_flags
 
-from deep_rl_zoo.appo import agent
 from deep_rl_zoo.appo import sample_factory_config as sf_config
 
 SHIPPED = os.path.join(os.path.dirname(sf_config.__file__), 'configs', 'atari_amidar.json')
@@ -151,16 +150,19 @@ def run_script_flags(*argv):
 def test_a_config_that_omits_learning_rate_or_max_grad_norm_runs_with_sample_factorys_defaults(tmp_path):
     values, out = run_script_flags(), io.StringIO()
     path = _write(tmp_path, {'gamma': 0.9})
-    agent.apply_config(path, values, out=out, err=out)
+    settings = sf_config.import_model_card(path, values, {'gamma': 0.98, 'seed': 1}, out=out, err=out)
     assert (values.learning_rate, values.max_grad_norm, values.gamma) == (1e-4, 4.0, 0.9)
+    # The importer returns the run's settings with the card's applied (the flags hold them too).
+    assert settings == {'gamma': 0.9, 'seed': 1, 'learning_rate': 1e-4, 'max_grad_norm': 4.0}
     assert out.getvalue() == f"{path} omits learning_rate, max_grad_norm: Sample Factory's defaults apply (learning_rate=0.0001, max_grad_norm=4)\n"
     # The config's own values, and then the command line, win over the defaults.
     values, out = run_script_flags('--max_grad_norm=1.5'), io.StringIO()
-    agent.apply_config(_write(tmp_path, {'learning_rate': 3e-4}), values, out=out, err=out)
+    settings = sf_config.import_model_card(_write(tmp_path, {'learning_rate': 3e-4}), values, {'max_grad_norm': 1.5}, out=out, err=out)
     assert (values.learning_rate, values.max_grad_norm) == (3e-4, 1.5)
+    assert settings == {'learning_rate': 3e-4, 'max_grad_norm': 1.5}
     assert out.getvalue() == ''
     values = run_script_flags()
-    agent.apply_config(SHIPPED, values, out=io.StringIO(), err=io.StringIO())
+    sf_config.import_model_card(SHIPPED, values, {}, out=io.StringIO(), err=io.StringIO())
     assert (values.learning_rate, values.max_grad_norm) == (0.0003033891184, 0.0)
 
 

@@ -1,0 +1,57 @@
+"""Sample Factory's actor-critic (deep_rl_zoo/networks/sample_factory.py): learner-sized batches of frames take the
+channels-last path of networks.common with the numbers of the plain layout, and the parameter names (what
+checkpoints hold) are Sample Factory's layout of APPO's earlier network."""
+
+import torch
+from torch.testing import assert_close
+
+from deep_rl_zoo.networks.common import CHANNELS_LAST_MIN_BATCH, channels_last
+from deep_rl_zoo.networks.sample_factory import SampleFactoryActorCritic
+
+
+def atari_network():
+    torch.manual_seed(0)
+    network = SampleFactoryActorCritic((4, 84, 84), 6, [512], [32], nonlinearity='relu', normalize_input=True, obs_scale=255.0)
+    with torch.no_grad():  # input statistics that are not the identity
+        network.observation_normalizer.mean.copy_(torch.rand(4 * 84 * 84) * 0.5)
+        network.observation_normalizer.var.copy_(torch.rand(4 * 84 * 84) * 0.1 + 0.01)
+    return network
+
+
+def test_a_learner_batch_of_frames_is_scaled_and_normalised_channels_last_with_the_same_numbers():
+    network = atari_network()
+    frames = torch.randint(0, 256, (CHANNELS_LAST_MIN_BATCH, 4, 84, 84), dtype=torch.uint8)
+    normalizer = network.observation_normalizer
+    # ((x / 255) - mu) / sigma, clipped to +-5, computed plainly in the usual layout:
+    std = torch.sqrt(normalizer.var + normalizer.epsilon)
+    plain = ((frames.flatten(1).float() / 255.0 - normalizer.mean) / std).clamp(-5.0, 5.0).view_as(frames)
+    with torch.no_grad():
+        normalised = network._scale_and_normalize(channels_last(frames))
+    assert normalised.is_contiguous(memory_format=torch.channels_last)
+    assert_close(normalised, plain, rtol=1e-6, atol=1e-5)
+    # The whole forward pass matches the plain layout's (convolutions may sum in another order).
+    with torch.no_grad():
+        output = network(frames)
+        features = network.encoder(plain.contiguous())
+        assert_close(output.logits, network.policy_head(features), rtol=1e-4, atol=1e-5)
+        assert_close(output.value, network.value_head(features).squeeze(-1), rtol=1e-4, atol=1e-5)
+
+
+def test_an_actors_few_frames_stay_in_the_plain_layout():
+    frames = torch.zeros(CHANNELS_LAST_MIN_BATCH - 1, 4, 84, 84, dtype=torch.uint8)
+    assert channels_last(frames) is frames
+    assert channels_last(torch.zeros(CHANNELS_LAST_MIN_BATCH, 4, 84, 84, dtype=torch.uint8)).is_contiguous(memory_format=torch.channels_last)
+
+
+def test_parameter_names_keep_the_layout_of_earlier_appo_checkpoints():
+    network = SampleFactoryActorCritic((3,), 2, [16, 8], [], nonlinearity='tanh', normalize_input=True, normalize_returns=True, rnn_type='lstm', rnn_size=4)
+    assert [name for name in network.state_dict() if not name.startswith(('observation_normalizer', 'return_normalizer'))] == [
+        'encoder.0.weight', 'encoder.0.bias', 'encoder.2.weight', 'encoder.2.bias',
+        'core.weight_ih', 'core.weight_hh', 'core.bias_ih', 'core.bias_hh',
+        'policy_head.weight', 'policy_head.bias', 'value_head.weight', 'value_head.bias',
+    ]  # fmt: skip
+    convnet = atari_network()
+    assert [name for name in convnet.state_dict() if name.startswith('encoder')] == [
+        'encoder.0.0.weight', 'encoder.0.0.bias', 'encoder.0.2.weight', 'encoder.0.2.bias', 'encoder.0.4.weight', 'encoder.0.4.bias',
+        'encoder.1.0.weight', 'encoder.1.0.bias',
+    ]  # fmt: skip
