@@ -88,7 +88,7 @@ DEFAULT_EVAL_STEPS = 5_000  # MuJoCo tasks: five 1,000-step episodes
 # Agents whose run scripts sit in another package: name -> (package, suffix of the run script).
 VARIANTS = {'a2c_grad': ('a2c', '_grad'), 'ppo_plain': ('ppo_icm', ''), 'ngu_plain': ('ngu', '')}
 # Flags a variant adds. ppo_plain is PPO-ICM's run script with the curiosity reward off: PPO with the network and
-# settings of the curiosity agents (the baseline of the README's curiosity table; ppo's own scripts take no MiniGrid).
+# settings of the curiosity agents (the baseline of the curiosity table in docs/exploration.md; ppo's own scripts take no MiniGrid).
 # ngu_plain is NGU with beta = 0 for every policy: NGU's network, policy family and Retrace learning without the
 # intrinsic reward (the ablation beside R2D2 itself in the exploration benchmark).
 VARIANT_FLAGS = {'ppo_plain': ('--intrinsic_reward_coef=0',), 'ngu_plain': ('--intrinsic_reward_beta=0',)}

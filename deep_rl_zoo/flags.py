@@ -243,7 +243,7 @@ def run(main: Callable[[], None]) -> None:
 def _exit_without_teardown(code: Any) -> None:
     """Ends the process as the interpreter would at `sys.exit(code)` (its message, non-daemon threads, exit handlers,
     flushed streams), but without the teardown that follows: freeing every module and object of torch costs about
-    1.5 s of CPU, more than 5 s on a busy machine, and a stop must end the run within 5 s of its signal (README)."""
+    1.5 s of CPU, more than 5 s on a busy machine, and a stop must end the run within 5 s of its signal (docs/training.md)."""
     if code is None:
         status = 0
     elif isinstance(code, int):

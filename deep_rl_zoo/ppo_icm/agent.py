@@ -16,7 +16,7 @@ With `--scale_rewards` the actors divide the game reward by the running std of i
 The rollout's next observation is the following step's observation (or the one after the last step). Where an
 episode ended (discount 0) that is the first observation of the next episode, not a successor: those transitions
 get no curiosity reward and do not train the module. With `--intrinsic_reward_coef=0` nothing of the module is
-built or trained: the update is plain PPO with the same network and hyperparameters (the baseline of the README's
+built or trained: the update is plain PPO with the same network and hyperparameters (the baseline of docs/exploration.md's
 curiosity table).
 
 On Montezuma's Revenge the actors also count the distinct rooms each episode visits (RAM byte 3), logged as

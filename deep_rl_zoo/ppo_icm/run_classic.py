@@ -11,7 +11,7 @@ from deep_rl_zoo.ppo_icm import agent
 flags.define_common('MountainCar-v0')
 flags.define_distributed(num_actors=1, num_envs_per_actor=8)
 flags.define_ppo_icm()
-# One set of PPO settings for MountainCar and MiniGrid (those of the README's curiosity table): 8 environments x 128
+# One set of PPO settings for MountainCar and MiniGrid (those of the curiosity table in docs/exploration.md): 8 environments x 128
 # steps, 4 epochs of 4 minibatches, gamma 0.99, lambda 0.95, a small entropy bonus.
 flags.set_defaults(
     num_iterations=10,

@@ -10,7 +10,7 @@ from deep_rl_zoo.ppo_rnd import agent
 flags.define_common('MountainCar-v0')
 flags.define_distributed(num_actors=1, num_envs_per_actor=8)
 flags.define_ppo_rnd()
-# PPO-ICM's classic settings, extrinsic discount included (the README's curiosity table compares both agents with
+# PPO-ICM's classic settings, extrinsic discount included (the curiosity table of docs/exploration.md compares both agents with
 # the same PPO; run_atari has the paper's 0.999), the paper's intrinsic discount 0.99 and, with 8 rather than 128
 # environments, the whole minibatch training the predictor.
 flags.set_defaults(

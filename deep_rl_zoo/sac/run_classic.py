@@ -12,7 +12,7 @@ flags.define_sac()
 # 2 actors x 1 environment x 4 steps per update; one gradient step per 2 env steps once 1,000 are replayed; 3-step
 # returns; Adam at 1e-3; Polyak target critics (tau 0.005 every step, Haarnoja et al.); the target entropy lowered
 # to 0.05 log 2: the greedy evaluation wants a nearly deterministic policy, and the paper's 0.98 keeps a 2-action
-# policy near uniform. Reaches 400 on seeds 1-3 within 90k env steps (README, Results).
+# policy near uniform. Reaches 400 on seeds 1-3 within 90k env steps (docs/policy-based.md, Results).
 flags.set_defaults(
     num_iterations=4,
     num_train_steps=50_000,
