@@ -6,11 +6,13 @@ value ends the run with one line naming the flag (e.g. `error: flag --num_actors
 """
 
 import atexit
+import contextlib
 import importlib
 import os
+import re
 import sys
 import threading
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from absl import app, flags
 
@@ -192,6 +194,32 @@ def _shown(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return ','.join(str(item) for item in value)
     return "''" if value in ('', None) else str(value)
+
+
+_SCRIPT_MODULE = re.compile(r'deep_rl_zoo\.(\w+)\.(run_\w+|eval_agent)')
+
+
+@contextlib.contextmanager
+def script_flags(module_name: str) -> Iterator[Any]:
+    """Imports a run script (or eval_agent) afresh, which defines its flags in absl's FLAGS, and yields the module;
+    afterwards its flags, this module's record of them and the imported scripts are removed again, so the next script
+    imported defines its own (the docs' flag page and the README command checks read every script in one process)."""
+    before, own, defined_by = set(FLAGS), set(_OWN_FLAG_NAMES), dict(_DEFINED_BY)
+    try:
+        yield importlib.import_module(module_name)
+    finally:
+        FLAGS.unparse_flags()
+        for name in set(FLAGS) - before:
+            delattr(FLAGS, name)
+        _OWN_FLAG_NAMES.clear()
+        _OWN_FLAG_NAMES.update(own)
+        _DEFINED_BY.clear()
+        _DEFINED_BY.update(defined_by)
+        for name in [name for name in sys.modules if _SCRIPT_MODULE.fullmatch(name)]:
+            del sys.modules[name]
+            package, script = name.rsplit('.', 1)
+            if hasattr(sys.modules.get(package), script):  # `from deep_rl_zoo.a2c import run_classic` would find it there
+                delattr(sys.modules[package], script)
 
 
 def help_text(script_doc: str) -> str:

@@ -14,7 +14,6 @@ own flags and the defaults each of its scripts sets where they differ, and one f
 import argparse
 import collections
 import glob
-import importlib
 import os
 import re
 import subprocess
@@ -38,30 +37,14 @@ def help_texts(modules: list[str]) -> Iterator[tuple[str, str]]:
     """(module, its --help text) for each module, imported in this process one after another."""
     if ROOT not in sys.path:
         sys.path.insert(0, ROOT)
-    from absl import flags as absl_flags
-
     from deep_rl_zoo import flags as flags_lib
 
-    FLAGS = absl_flags.FLAGS
     for name in modules:
         if name in sys.modules:  # imported already, so its flags are defined: ask a fresh interpreter instead
             yield name, subprocess.run([sys.executable, '-m', name, '--help'], cwd=ROOT, capture_output=True, text=True, check=True).stdout.rstrip('\n')
             continue
-        before, own, defined_by = set(FLAGS), set(flags_lib._OWN_FLAG_NAMES), dict(flags_lib._DEFINED_BY)
-        try:
-            module = importlib.import_module(name)
+        with flags_lib.script_flags(name) as module:
             yield name, flags_lib.help_text(module.__doc__ or '')
-        finally:  # forget the script's flags, so that the next one defines its own
-            for flag in set(FLAGS) - before:
-                delattr(FLAGS, flag)
-            flags_lib._OWN_FLAG_NAMES.clear()
-            flags_lib._OWN_FLAG_NAMES.update(own)
-            flags_lib._DEFINED_BY.clear()
-            flags_lib._DEFINED_BY.update(defined_by)
-            sys.modules.pop(name, None)
-            package, script = name.rsplit('.', 1)
-            if hasattr(sys.modules.get(package), script):
-                delattr(sys.modules[package], script)
 
 
 def parse_help(text: str) -> dict[str, dict[str, tuple[str, str]]]:

@@ -129,28 +129,6 @@ def shipped_files() -> set[str]:
 
 
 @contextlib.contextmanager
-def script_flags(module_name: str):
-    """Imports the run script afresh, which defines its flags in absl's FLAGS; afterwards they are removed again, with
-    the script modules imported, so the next script defines its own."""
-    before, own, defined_by = set(FLAGS), set(flags_lib._OWN_FLAG_NAMES), dict(flags_lib._DEFINED_BY)
-    try:
-        yield importlib.import_module(module_name)
-    finally:
-        FLAGS.unparse_flags()
-        for name in set(FLAGS) - before:
-            delattr(FLAGS, name)
-        flags_lib._OWN_FLAG_NAMES.clear()
-        flags_lib._OWN_FLAG_NAMES.update(own)
-        flags_lib._DEFINED_BY.clear()
-        flags_lib._DEFINED_BY.update(defined_by)
-        for name in [name for name in sys.modules if RUN_SCRIPT.fullmatch(name)]:
-            del sys.modules[name]
-            package, script = name.rsplit('.', 1)
-            if hasattr(sys.modules.get(package), script):  # `from deep_rl_zoo.a2c import run_classic` would find it there
-                delattr(sys.modules[package], script)
-
-
-@contextlib.contextmanager
 def as_main(module_name: str):
     """`module_name` seen as the script being run (`python -m`), for what looks at `__main__` (the preset's package)."""
     saved = sys.modules['__main__']
@@ -163,7 +141,7 @@ def as_main(module_name: str):
 
 def parse(command: Command, module_name: str, arguments: list[str]) -> tuple[dict[str, Any], frozenset[str]]:
     """Parses `arguments` as the run script `module_name` would (absl's validators, APPO's --config_json, then the
-    environment's preset); call inside `script_flags`. Returns the flag values and the names of those given."""
+    environment's preset); call inside `flags_lib.script_flags`. Returns the flag values and the names of those given."""
     try:
         left = FLAGS([module_name, *arguments])
         assert len(left) == 1, f'{command}: unexpected arguments {left[1:]}'
@@ -237,7 +215,7 @@ def check_document(document: str, shipped: set[str]) -> list[Command]:
         script = RUN_SCRIPT.fullmatch(command.module)
         if script:
             package = script.group(1)
-            with script_flags(command.module):
+            with flags_lib.script_flags(command.module):
                 values, explicit = parse(command, command.module, command.arguments)
                 if script.group(2) != 'eval_agent':
                     try:
@@ -299,7 +277,7 @@ def check_benchmark(command: Command) -> None:
                 _, _, module_name, *script_arguments = learning.command_line(run, arguments)  # as the benchmark starts it
             except SystemExit as error:
                 pytest.fail(f'{command}: {error}')
-            with script_flags(module_name):
+            with flags_lib.script_flags(module_name):
                 parse(command, module_name, script_arguments)
 
 
@@ -331,7 +309,7 @@ def test_every_other_command_names_a_program_and_files_that_exist():
 
 def evaluate(command: Command, *extra: str) -> str:
     """Runs an eval_agent command in this process (as its script's main would run); returns what it printed."""
-    with script_flags(command.module) as module:
+    with flags_lib.script_flags(command.module) as module:
         parse(command, command.module, [*command.arguments, *extra])
         with contextlib.redirect_stdout(io.StringIO()) as out, as_main(command.module):
             module.main()
