@@ -618,7 +618,8 @@ def define_sac() -> None:
     _define_replay()
     flags.DEFINE_integer('unroll_length', 4, 'Steps each actor environment writes per rollout before the learner adds them to replay.', lower_bound=1)
     flags.DEFINE_float('target_entropy_ratio', 0.98, 'Target entropy as a fraction of the uniform policy\'s log|A| (0.98 in the paper).', lower_bound=0.0, upper_bound=1.0)
-    flags.DEFINE_float('initial_temperature', 1.0, 'alpha at the start of training (then tuned automatically).', lower_bound=0.0)
+    flags.DEFINE_float('initial_temperature', 1.0, 'alpha at the start of training (then tuned automatically unless --nolearn_temperature).', lower_bound=0.0)
+    flags.DEFINE_bool('learn_temperature', True, 'Tune alpha towards the target entropy (the paper); false keeps --initial_temperature fixed.')
     flags.DEFINE_float('target_smoothing_coef', 1.0, 'tau of each target critic update: target <- tau online + (1 - tau) target (1 is a hard copy).', lower_bound=0.0, upper_bound=1.0)
 
 

@@ -18,7 +18,9 @@ held constant in the first two, each gradient step on a uniform minibatch of (s,
 2. the policy, J_pi = mean sum_a pi(a|s) [alpha log pi(a|s) - min(Q_1, Q_2)(s, a)] (eq. 12, `soft_policy_loss`),
    with the critics' values at s from step 1 (before their update) held constant;
 3. the temperature, J(alpha) = mean sum_a pi(a|s) [-log alpha (log pi(a|s) + H_target)] (eq. 11 in log alpha,
-   `temperature_loss`), H_target = `target_entropy_ratio` * log|A| (0.98 in the paper);
+   `temperature_loss`), H_target = `target_entropy_ratio` * log|A| (0.98 in the paper); with --nolearn_temperature
+   alpha stays at --initial_temperature, the fixed temperature of Haarnoja et al. (2018a) and of Tianshou's Atari
+   discrete SAC example (alpha 0.05);
 4. every `target_network_update_interval` gradient steps the target critics move towards the online ones:
    Qbar <- tau Q + (1 - tau) Qbar (`target_smoothing_coef`: tau = 1 is the paper's hard copy every 8,000 env steps
    on Atari, a small tau every step is Haarnoja et al.'s Polyak averaging).
@@ -74,6 +76,7 @@ class SacLearner:
         target_smoothing_coef: float,
         target_entropy_ratio: float,
         initial_temperature: float,
+        learn_temperature: bool = True,
         max_grad_norm: float = 0.0,
         adam_eps: float = 1e-8,
         device: torch.device = torch.device('cpu'),
@@ -89,6 +92,7 @@ class SacLearner:
         self.target_critic_1 = frozen_copy(self.critic_1)
         self.target_critic_2 = frozen_copy(self.critic_2)
         self.log_alpha = torch.tensor(math.log(initial_temperature), device=device, requires_grad=True)
+        self.learn_temperature = learn_temperature
         options = dict(lr=learning_rate, eps=adam_eps) if optimizer is torch.optim.Adam else dict(lr=learning_rate)
         self.policy_optimizer = optimizer(self.network.parameters(), **options)
         self.critic_optimizer = optimizer([*self.critic_1.parameters(), *self.critic_2.parameters()], **options)
@@ -153,7 +157,8 @@ class SacLearner:
 
         # 3. Temperature: log alpha rises while the policy's entropy is below the target, falls while above.
         temperature = temperature_loss(logits_tm1, self.log_alpha, self.target_entropy)
-        self._step(self.temperature_optimizer, temperature.loss.mean(), None)
+        if self.learn_temperature:
+            self._step(self.temperature_optimizer, temperature.loss.mean(), None)
 
         # 4. Target critics.
         self.learner_steps += 1
@@ -262,6 +267,7 @@ def build_learner(network: nn.Module, values: dict[str, Any], total_updates: int
         target_smoothing_coef=values['target_smoothing_coef'],
         target_entropy_ratio=values['target_entropy_ratio'],
         initial_temperature=values['initial_temperature'],
+        learn_temperature=values['learn_temperature'],
         max_grad_norm=values['max_grad_norm'],
         adam_eps=values['adam_eps'],
         device=device,

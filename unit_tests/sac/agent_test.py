@@ -267,3 +267,12 @@ def test_bad_settings_and_continuous_actions_are_refused_with_clear_messages():
             agent.make_network(env, {})
     finally:
         env.close()
+
+
+def test_a_fixed_temperature_stays_while_critics_and_policy_learn():
+    # --nolearn_temperature: the same step as the hand-worked one above, with log alpha left at log 1 = 0.
+    learner = make_learner(OneTransitionReplay(), learn_temperature=False)
+    learner.learn()
+
+    assert_close(learner.log_alpha.detach(), torch.tensor(0.0))
+    assert_close(learner.network.policy_head.weight, torch.tensor([[0.0125, 0.0], [-0.0125, 0.0]]))
