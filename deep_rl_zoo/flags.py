@@ -399,6 +399,10 @@ VALUE_ATARI_DEFAULTS: dict[str, Any] = dict(
     exploration_epsilon_end_value=0.1,
 )
 
+# The budget of every agent's Pong preset (its presets.py): 2M agent steps (8M frames) as 20 iterations of 100k, each
+# followed by a greedy evaluation of at most 20k agent steps (whole games only: 2 to 20 of them).
+PONG_BUDGET: dict[str, Any] = dict(num_iterations=20, num_train_steps=100_000, num_eval_steps=20_000)
+
 
 @_record_new_flags
 def define_prioritized_replay() -> None:

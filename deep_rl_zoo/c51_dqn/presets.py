@@ -13,4 +13,7 @@ PRESETS = {
     # on [-200, 200], which holds LunarLander's discounted returns (a crash costs 100, coming to rest earns 100): seeds
     # 1-3 reach 200 at 80k, 80k and 90k.
     'LunarLander-v3': {**dqn_presets.PRESETS['LunarLander-v3'], 'v_min': -200.0, 'v_max': 200.0},
+    # DQN's Pong preset (Tianshou's Atari DQN example; 2M env steps), which is also Tianshou's Atari C51 example (Adam
+    # 1e-4, 51 atoms on [-10, 10] as run_atari has them, 3-step returns, target network every 500 updates).
+    'Pong': dict(dqn_presets.TIANSHOU_PONG),
 }

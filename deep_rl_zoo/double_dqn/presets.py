@@ -13,4 +13,7 @@ PRESETS = {
     # reach 200 at 60k and 100k, seed 3 ends at 155 (best 182); the mean of the three, 192, is above rl-zoo's DQN
     # figure minus its std (154 - 79). With 1-step returns: 49, 115, 143 at 100k, none at 200.
     'LunarLander-v3': dqn_presets.PRESETS['LunarLander-v3'],
+    # DQN's Pong preset (Tianshou's Atari DQN example, whose DQN already takes double-Q targets; 2M env steps) in place
+    # of run_atari's Double DQN paper settings (target network every 7,500 updates, epsilon down to 0.01).
+    'Pong': dict(dqn_presets.TIANSHOU_PONG),
 }

@@ -3,6 +3,19 @@ the command line win, --preset=none turns them off and leaves run_classic's defa
 Results: benchmarks/NOTEBOOK.md, "Presets"; docs/value-based.md.
 """
 
+from deep_rl_zoo import flags
+
+# Tianshou's Atari DQN example (examples/atari/atari_dqn.py, which reports Pong at 20 after about 1.5M env steps): 10
+# environments, 100k replay, learning from the first 320 steps (its batch x environments), one update of 32 per 10 env
+# steps, 3-step returns, the target network refreshed every 500 updates (5,000 env steps), epsilon 1 -> 0.05 over 1M
+# steps, Adam 1e-4, gamma 0.99; for the Pong budget (flags.PONG_BUDGET: 2M env steps, 8M frames). The whole DQN
+# family's Pong presets start from it (Nature DQN's 50M-frame settings stay run_atari's defaults: --preset=none).
+TIANSHOU_PONG = dict(
+    **flags.PONG_BUDGET, num_envs=10, replay_capacity=100_000, min_replay_size=320, batch_size=32, learn_interval=10, n_step=3,
+    target_network_update_interval=500, exploration_epsilon_decay_step=1_000_000, exploration_epsilon_end_value=0.05,
+    learning_rate=1e-4, discount=0.99,
+)
+
 PRESETS = {
     # rl-baselines3-zoo's CartPole settings (Adam 2.3e-3, batch 64, 100k replay, learning from 1k steps, epsilon 1 -> 0.04
     # over 8k steps, gamma 0.99) and its update ratio (128 updates per 256 env steps) as one update every 2 env steps, the
@@ -23,6 +36,7 @@ PRESETS = {
         discount=0.99, n_step=3, learn_interval=1, target_network_update_interval=250, exploration_epsilon_decay_step=12_000,
         exploration_epsilon_end_value=0.1,
     ),
+    'Pong': dict(TIANSHOU_PONG),
 }  # fmt: skip
 
 # DQN's CartPole preset at Adam 1e-3: Double DQN's preset, and C51's, prioritized DQN's and QR-DQN's (on their own

@@ -10,4 +10,7 @@ PRESETS = {
     # N = N' = K = 8 quantile samples: seeds 2 and 3 reach 200 at 80k and 90k, seed 1 ends at 163 (its best); the mean
     # of the three, 206, is above rl-zoo's DQN figure minus its std (154 - 79).
     'LunarLander-v3': dqn_presets.PRESETS['LunarLander-v3'],
+    # DQN's Pong preset (Tianshou's Atari DQN example; 2M env steps) with the quantile samples of Tianshou's Atari IQN
+    # example: N = N' = 8 for the loss (run_atari: the paper's 64), K = 32 for acting, 64 cosines.
+    'Pong': {**dqn_presets.TIANSHOU_PONG, 'tau_samples_s_tm1': 8, 'tau_samples_s_t': 8, 'tau_samples_policy': 32},
 }

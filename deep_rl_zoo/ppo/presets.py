@@ -4,6 +4,8 @@ Breakout (run_atari) and Pendulum-v1 (run_continuous) settings.
 Results: benchmarks/NOTEBOOK.md, "Presets"; docs/policy-based.md.
 """
 
+from deep_rl_zoo import flags
+
 # The MuJoCo settings of the PPO paper (Schulman et al. 2017, table 3: one env x 2048 steps, 10 epochs of 64-sample
 # minibatches, gamma 0.99, lambda 0.95, Adam 3e-4; the epochs, lambda and clip 0.2 are run_continuous's defaults) for
 # 12 x 40,960 = 492k env steps.
@@ -33,4 +35,8 @@ PRESETS = {
     # at 3,382, 1,627 and 1,204 (best 3,382, 3,236 and 3,256).
     'HalfCheetah-v5': PPO_PAPER_MUJOCO,
     'Hopper-v5': PPO_PAPER_MUJOCO,
+    # run_atari's settings (CleanRL's and rl-baselines3-zoo's Atari PPO: 8 environments x 128 steps, 4 epochs of 4
+    # minibatches, Adam 2.5e-4 annealed to 0, clip 0.1, entropy 0.01, GAE 0.95) for the Pong budget (2M env steps, over
+    # which the learning rate is annealed; their runs anneal over 10M).
+    'Pong': dict(flags.PONG_BUDGET),
 }  # fmt: skip

@@ -12,4 +12,7 @@ PRESETS = {
     # DQN's LunarLander preset (rl-baselines3-zoo's DQN settings with 3-step returns, 100k env steps) on this agent's
     # 32 quantiles: seeds 1-3 reach 200 at 100k, 90k and 90k.
     'LunarLander-v3': dqn_presets.PRESETS['LunarLander-v3'],
+    # DQN's Pong preset (Tianshou's Atari DQN example; 2M env steps), which is also Tianshou's Atari QR-DQN example
+    # (Adam 1e-4, run_atari's 200 quantiles, 3-step returns, target network every 500 updates, epsilon down to 0.05).
+    'Pong': dict(dqn_presets.TIANSHOU_PONG),
 }

@@ -18,4 +18,11 @@ PRESETS = {
         **{name: value for name, value in c51_presets.PRESETS['LunarLander-v3'].items() if not name.startswith('exploration_')},
         'importance_sampling_exponent_decay_step': 100_000,
     },
+    # Tianshou's Atari Rainbow example (C51's Pong preset, which is DQN's, with Adam 6.25e-5 and prioritized replay at
+    # alpha 0.5, beta 0.4 -> 1 annealed over the 2M env steps) without its epsilon: run_atari's noisy nets (sigma 0.5)
+    # explore alone, as in the Rainbow paper.
+    'Pong': {
+        **{name: value for name, value in c51_presets.PRESETS['Pong'].items() if not name.startswith('exploration_')}, 'learning_rate': 6.25e-5,
+        'priority_exponent': 0.5, 'importance_sampling_exponent_begin_value': 0.4, 'importance_sampling_exponent_decay_step': 2_000_000,
+    },
 }

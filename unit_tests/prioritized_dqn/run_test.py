@@ -38,12 +38,12 @@ def test_eval_agent_on_cartpole_checkpoint_records_video(cartpole, tmp_path):
 
 def test_run_atari_pong_and_eval_agent_video(pong, tmp_path):
     payload = runs.check_pong_run(AGENT, pong)
-    assert payload['counters']['learner_steps'] in (33, 34)  # Every 4 steps once replay holds 64 frame stacks.
+    assert payload['counters']['learner_steps'] == 11  # Pong preset: 10 envs, an update per 10 env steps once replay holds 64 3-step transitions (env steps 100-200)
     assert tuple(payload['state']['network']['head.weight'].shape) == (6, 512)
     # Schaul et al. 2016: alpha 0.6, beta 0.4 -> 1 over the whole run, a quarter of Double DQN's step size.
     flags = payload['flags']
-    assert flags['priority_exponent'] == 0.6 and flags['learning_rate'] == 2.5e-5
-    assert flags['importance_sampling_exponent_decay_step'] == 50 * 250_000  # The default run's env steps.
+    assert flags['priority_exponent'] == 0.5 and flags['learning_rate'] == 6.25e-5  # the Pong preset's (Tianshou's Rainbow)
+    assert flags['importance_sampling_exponent_decay_step'] == 2_000_000  # The Pong preset's env steps.
     runs.check_pong_eval(AGENT, pong, tmp_path)
 
 

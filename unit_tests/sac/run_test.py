@@ -4,9 +4,10 @@ back), run_atari on Pong with the real ROM and eval_agent on that checkpoint, a 
 checkpoint refused.
 """
 
-import pytest
+import math
 import os
 
+import pytest
 import torch
 
 from deep_rl_zoo import checkpoint
@@ -106,7 +107,8 @@ def test_run_atari_trains_on_pong_with_nature_cnns(pong):
     value_agents.check_results_csv(AGENT, directory, 'Pong', [200])
     payload = load(directory, 'Pong', 0)
     assert payload['flags']['environment_kind'] == 'atari' and payload['flags']['compress_replay']
-    check_replay_ratio(payload['state'], 200, num_streams=2, min_replay_size=64, learn_interval=50, n_step=1)
+    assert not payload['flags']['learn_temperature'] and payload['state']['log_alpha'].item() == pytest.approx(math.log(0.05))  # Pong preset: fixed
+    check_replay_ratio(payload['state'], 200, num_streams=2, min_replay_size=64, learn_interval=50, n_step=3)  # the Pong preset's 3-step returns
     state = payload['state']
     assert state['network']['torso.convs.0.weight'].shape == (32, 4, 8, 8)  # 4 stacked frames in
     assert state['network']['policy_head.weight'].shape == (6, 512)  # Pong's minimal action set

@@ -1,0 +1,13 @@
+"""REINFORCE's tuned settings per task, applied by the run scripts to --environment_name (`flags.apply_preset`; flags on
+the command line win, --preset=none turns them off). The run scripts' own defaults are the CartPole-v1 and Pong
+settings.
+Results: benchmarks/NOTEBOOK.md; docs/policy-based.md.
+"""
+
+from deep_rl_zoo import flags
+
+PRESETS = {
+    # run_atari's settings (8 environments, one update per 8 whole episodes, Adam 2.5e-4, entropy 0.01, returns
+    # standardised per update; no published Atari settings exist for this agent) for the Pong budget (2M env steps).
+    'Pong': dict(flags.PONG_BUDGET),
+}  # fmt: skip

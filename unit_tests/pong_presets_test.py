@@ -1,0 +1,35 @@
+"""Every agent's Pong preset (deep_rl_zoo/<agent>/presets.py, 'Pong'): it exists for all 21 run_atari scripts, names
+only flags that script defines, with values its flags accept, and trains for the Pong budget (2M agent steps,
+evaluated every 100k). Each agent's Pong smoke run (its run_test) applies it end to end."""
+
+import importlib
+from pathlib import Path
+
+import pytest
+from absl import flags as absl_flags
+
+from deep_rl_zoo import flags
+from unit_tests.helpers import REPO_ROOT
+
+ATARI_AGENTS = sorted(path.parent.name for path in Path(REPO_ROOT, 'deep_rl_zoo').glob('*/run_atari.py'))
+
+
+def test_all_21_agents_train_atari():
+    assert len(ATARI_AGENTS) == 21
+
+
+@pytest.mark.parametrize('package', ATARI_AGENTS)
+def test_the_pong_preset_sets_only_flags_of_its_run_atari_with_accepted_values(package):
+    preset = importlib.import_module(f'deep_rl_zoo.{package}.presets').PRESETS['Pong']
+    assert preset['num_iterations'] * preset['num_train_steps'] == 2_000_000 and preset['num_train_steps'] == 100_000
+    with flags.script_flags(f'deep_rl_zoo.{package}.run_atari'):
+        for name, value in preset.items():
+            assert name in absl_flags.FLAGS, f'{package}/presets.py sets --{name}, which its run_atari does not define'
+            setattr(absl_flags.FLAGS, name, value)  # runs the flag's validators (bounds, enums)
+            assert absl_flags.FLAGS[name].value == value
+
+
+def test_a_value_out_of_bounds_would_be_refused():
+    with flags.script_flags('deep_rl_zoo.dqn.run_atari'):
+        with pytest.raises(absl_flags.IllegalFlagValueError):
+            setattr(absl_flags.FLAGS, 'learn_interval', 0)
