@@ -13,7 +13,9 @@ learning") on the no-sticky-action game: random no-op starts, fire on reset wher
 action repeated 4 frames with a max over the last two, 84x84 grayscale, a stack of 4 frames, rewards
 sign-clipped for learning, and a 108,000-frame cap. Episodes are full games (Machado et al. 2018,
 "Revisiting the Arcade Learning Environment"): a lost life is reported as `life_loss`, never as an
-episode end, so a learner may treat it as terminal while trackers count whole games.
+episode end, so a learner may treat it as terminal while trackers count whole games. On a game with FIRE,
+the step after a lost life presses FIRE in place of the agent's action (see `VectorEnvironment`), so that
+a policy that never fires (a greedy one in evaluation) still gets its next ball and ends the game.
 
 The two Atari paths produce the same observations, pixel for pixel, for the same emulator state (both
 resize with OpenCV's INTER_AREA and zero-pad the frame stack at reset). They differ in two details:
@@ -67,7 +69,22 @@ class VectorEnvironment:
     """`num_envs` environments stepped together with same-step autoreset.
 
     Wraps a gymnasium `VectorEnv` created with `AutoresetMode.SAME_STEP` (ale_py's `AtariVectorEnv` or
-    gymnasium's `SyncVectorEnv`) and adds reward clipping, life-loss detection and seeding.
+    gymnasium's `SyncVectorEnv`) and adds reward clipping, life-loss detection, seeding and, on Atari games
+    with FIRE, FIRE after a lost life.
+
+    FIRE after a lost life (`fire_action`): games like Breakout wait for FIRE before they serve the next ball.
+    The reset presses it (a frame of the reset, on both Atari paths), but a lost life is no reset: the episode
+    goes on, and a policy that never fires (an argmax policy in evaluation) would stall until the frame cap.
+    So where a step reports `life_loss`, that environment's next step plays `fire_action` in place of the
+    action it is given. The C++ vector env cannot step one environment on its own, so the FIRE takes the next
+    step rather than an extra frame; doing the same on the Python path keeps both paths alike, pixel for pixel.
+    That FIRE step is an ordinary step of the episode: its `frames_per_step` frames count toward the frame cap
+    and the episode's length, and its reward is kept in `reward` and `raw_reward` (the episode's return).
+    The reset's FIRE frame differs: it belongs to the reset, and its reward is dropped with those of the no-op
+    frames on both paths (ale_py's C++ reset drops it; `FireOnReset` does the same); at seed 0 it is 0 in every
+    ALE game with FIRE but HauntedHouse (-1). The agent is not told that its action was replaced: `observe` gets the
+    action it chose (one step in a life, at its start). Games without FIRE or without lives (Pong) are
+    unchanged.
     """
 
     def __init__(
@@ -78,6 +95,7 @@ class VectorEnvironment:
         frames_per_step: int = 1,
         clip_reward: bool = False,
         render: bool = False,
+        fire_action: int | None = None,
     ) -> None:
         """Wraps `vector_env`; env i is seeded with `seed + i` on the first `reset`.
 
@@ -87,6 +105,8 @@ class VectorEnvironment:
             frames_per_step: emulator frames per agent step, for frames-per-second reporting.
             clip_reward: if True, `reward` is `sign(raw_reward)`.
             render: if True, `render()` returns env 0's RGB frame (env 0 must have render_mode="rgb_array").
+            fire_action: the game's FIRE action, played on the step after a lost life (see the class
+                docstring); None: never.
         """
         if vector_env.metadata.get("autoreset_mode") != AutoresetMode.SAME_STEP:
             raise ValueError("vector_env must use autoreset_mode=AutoresetMode.SAME_STEP")
@@ -100,6 +120,8 @@ class VectorEnvironment:
         self._clip_reward = clip_reward
         self._render = render
         self._lives = np.zeros(self.num_envs, dtype=np.int64)
+        self.fire_action = fire_action
+        self._fire_next = np.zeros(self.num_envs, dtype=bool)  # rows that lost a life on the last step
 
     def reset(self) -> np.ndarray:
         """Starts a new episode everywhere and returns the observations [N, *obs_shape].
@@ -109,11 +131,15 @@ class VectorEnvironment:
         observation, info = self._vector_env.reset(seed=self._seed)
         self._seed = None
         self._lives = self._read_lives(info)
+        self._fire_next[:] = False
         return observation
 
     def step(self, actions: np.ndarray) -> VectorStep:
-        """Applies one action per environment: `actions` has shape [N, *action_shape]."""
+        """Applies one action per environment: `actions` has shape [N, *action_shape]. An environment that lost a
+        life on the previous step plays `fire_action` instead (when set)."""
         actions = self._check_actions(actions)
+        if self._fire_next.any():
+            actions = np.where(self._fire_next, self.fire_action, actions)
         observation, raw_reward, terminated, truncated, info = self._vector_env.step(actions)
         raw_reward = np.asarray(raw_reward, dtype=np.float32)
         terminated = np.asarray(terminated, dtype=bool)
@@ -125,6 +151,8 @@ class VectorEnvironment:
         lives = self._read_lives(info)
         life_loss = (lives < self._lives) & ~episode_over
         self._lives = lives
+        if self.fire_action is not None:
+            self._fire_next = life_loss.copy()
 
         final_observation = observation  # shared, not copied, on the (usual) steps where no episode ended
         if episode_over.any():
@@ -367,8 +395,22 @@ def create_atari_vector_env(
             use_fire_reset=True,
         )
     return VectorEnvironment(
-        vector_env, seed, frames_per_step=frame_skip, clip_reward=clip_reward, render=render
+        vector_env,
+        seed,
+        frames_per_step=frame_skip,
+        clip_reward=clip_reward,
+        render=render,
+        fire_action=_fire_action(vector_env),
     )
+
+
+def _fire_action(vector_env: VectorEnv) -> int | None:
+    """Index of FIRE in an Atari vector env's (minimal) action set, or None where the game has no FIRE."""
+    if isinstance(vector_env, AtariVectorEnv):
+        meanings = [action.name for action in vector_env.ale.get_action_set()]
+    else:
+        meanings = vector_env.envs[0].unwrapped.get_action_meanings()
+    return meanings.index("FIRE") if "FIRE" in meanings else None
 
 
 def is_minigrid(environment_name: str) -> bool:
@@ -486,7 +528,9 @@ class FireOnReset(gymnasium.Wrapper):
     """Presses FIRE for one step after each reset, for games that wait for it (e.g. Breakout's ball).
 
     Wrap the frameskip=1 emulator with it, under the frame-skip wrapper, so that it costs one emulator
-    frame as in ale_py's C++ vector env.
+    frame as in ale_py's C++ vector env; like that env's reset, it drops the FIRE frame's reward (at seed 0,
+    0 in every ALE game with FIRE but HauntedHouse). FIRE after a lost life is not pressed here but by
+    `VectorEnvironment`, the same way on both Atari paths.
     """
 
     def __init__(self, env: gymnasium.Env) -> None:

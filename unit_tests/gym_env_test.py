@@ -392,10 +392,92 @@ def test_fire_on_reset_puts_breakout_ball_in_play(use_python_wrappers):
         "Breakout", 1, seed=0, use_python_wrappers=use_python_wrappers
     ) as env:
         env.reset()
-        steps = _run(env, np.zeros((100, 1), dtype=np.int64))
-    life_loss_steps = [index for index, step in enumerate(steps) if step.life_loss[0]]
-    assert len(life_loss_steps) == 1  # After that, the next ball waits for FIRE.
+        steps = _run(env, np.zeros((40, 1), dtype=np.int64))
+    assert sum(step.life_loss[0] for step in steps) == 1
     assert not any(step.terminated[0] for step in steps)
+
+
+def _record_actions(env: gym_env.VectorEnvironment, monkeypatch) -> list[np.ndarray]:
+    """The actions that `env` hands to the vector env it wraps, one array per step, from now on."""
+    sent = []
+    inner_step = env._vector_env.step  # pylint: disable=protected-access
+
+    def step(actions):
+        sent.append(np.array(actions))
+        return inner_step(actions)
+
+    monkeypatch.setattr(env._vector_env, "step", step)  # pylint: disable=protected-access
+    return sent
+
+
+@pytest.mark.parametrize("use_python_wrappers", [False, True])
+def test_breakout_noop_policy_ends_its_game_with_fire_after_each_lost_life(use_python_wrappers, monkeypatch):
+    """A policy that never fires loses Breakout's 5 balls and ends the game (~120 steps): the step after each
+    lost life plays FIRE in that environment only, every other step plays what it is given."""
+    steps = []
+    with gym_env.create_atari_vector_env(
+        "Breakout", 2, seed=0, use_python_wrappers=use_python_wrappers
+    ) as env:
+        env.reset()
+        sent = _record_actions(env, monkeypatch)
+        while not (steps and steps[-1].terminated.any()) and len(steps) < 300:
+            steps.append(env.step(_constant_actions(env, NOOP)))
+    life_loss = np.array([step.life_loss for step in steps])  # [T, 2]
+    terminated = np.array([step.terminated for step in steps])
+    assert terminated.any(), "a NOOP policy's Breakout game did not end within 300 steps"
+    ended = int(np.flatnonzero(terminated.any(axis=1))[0])
+    assert ended < 150
+    for row in np.flatnonzero(terminated[ended]):
+        assert life_loss[:, row].sum() == 4
+    fired = np.array(sent) == 1  # [T, 2]; Breakout's FIRE is action 1
+    np.testing.assert_array_equal(fired[1:], life_loss[:-1])
+    assert not fired[0].any()
+    assert env.fire_action == 1
+
+
+def test_fire_after_life_loss_replaces_only_the_next_action(monkeypatch):
+    """Scripted lives: FIRE (action 1) follows a lost life; not an episode's end, not a gain, not without fire_action."""
+    script = [(3, False, False), (2, False, False), (2, False, False), (1, False, True), (3, False, False), (4, False, False)]
+
+    def sent_actions(fire_action):
+        env = gym_env.VectorEnvironment(_ScriptedLivesVectorEnv(3, script), seed=0, fire_action=fire_action)
+        env.reset()
+        sent = _record_actions(env, monkeypatch)
+        steps = _run(env, np.zeros((6, 1), dtype=np.int64))
+        assert [step.life_loss[0] for step in steps] == [False, True, False, False, False, False]
+        return [int(actions[0]) for actions in sent]
+
+    assert sent_actions(fire_action=1) == [0, 0, 1, 0, 0, 0]
+    assert sent_actions(fire_action=None) == [0] * 6
+
+
+def test_pong_has_fire_but_no_lives_so_its_actions_pass_unchanged(monkeypatch):
+    rng = np.random.default_rng(0)
+    actions = rng.integers(0, 6, size=(300, 1))
+    with gym_env.create_atari_vector_env("Pong", 1, seed=0) as env:
+        assert env.fire_action == 1
+        env.reset()
+        sent = _record_actions(env, monkeypatch)
+        steps = _run(env, actions)
+    assert not any(step.life_loss[0] for step in steps)
+    np.testing.assert_array_equal(np.array(sent), actions)
+
+
+def test_python_and_cpp_paths_give_the_same_pixels_through_lost_lives():
+    """NOOP Breakout without random no-ops: both paths fire after the first lost life the same way."""
+    fast = gym_env.create_atari_vector_env("Breakout", 1, seed=0, noop_max=0)
+    python = gym_env.create_atari_vector_env("Breakout", 1, seed=0, noop_max=0, use_python_wrappers=True)
+    np.testing.assert_array_equal(fast.reset(), python.reset())
+    life_losses = 0
+    for _ in range(60):
+        noop = np.zeros(1, dtype=np.int64)
+        fast_step, python_step = fast.step(noop), python.step(noop)
+        np.testing.assert_array_equal(fast_step.observation, python_step.observation)
+        np.testing.assert_array_equal(fast_step.life_loss, python_step.life_loss)
+        life_losses += int(fast_step.life_loss[0])
+    assert life_losses == 2
+    fast.close()
+    python.close()
 
 
 @pytest.mark.parametrize("name", ["Breakout", "Pong"])

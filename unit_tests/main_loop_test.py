@@ -16,6 +16,7 @@ import torch
 
 from deep_rl_zoo import checkpoint, gym_env, main_loop
 from deep_rl_zoo import experiment as experiment_lib
+from deep_rl_zoo.greedy_actors import PolicyGreedyActor
 from deep_rl_zoo.main_loop import Experiment, RunSettings, play_episodes, run_env_loop
 from unit_tests.helpers import RESULT_COLUMNS, wait_until_asleep
 
@@ -300,6 +301,32 @@ def test_evaluate_logs_whole_episodes(tmp_path):
     assert result['num_episodes'] == len(expected)
     assert result['episode_return'] == pytest.approx(np.mean(expected))
     assert result['episode_steps'] == pytest.approx(np.mean(expected))
+
+
+class NoopLogits(torch.nn.Module):
+    """An Atari policy whose most likely action is always NOOP (action 0): a greedy policy that never fires."""
+
+    def forward(self, observation):
+        logits = torch.zeros(observation.shape[0], 4)
+        logits[:, 0] = 1.0
+        return types.SimpleNamespace(logits=logits)
+
+
+@pytest.mark.parametrize('use_python_wrappers', [False, True])  # training's evaluation env, eval_agent's
+def test_greedy_evaluation_of_breakout_ends_whole_games(tmp_path, use_python_wrappers):
+    """A greedy policy that never presses FIRE still ends Breakout games (the environment fires after a lost life),
+    so the evaluation scores whole games instead of nan."""
+    flags = {'environment_name': 'Breakout', 'environment_kind': 'atari', 'seed': 1}
+    experiment = Experiment(settings(tmp_path, environment_name='Breakout', num_eval_steps=200, flags=flags), ATARI_ENV)
+    env = gym_env.create_atari_vector_env('Breakout', 1, seed=main_loop.EVAL_SEED_OFFSET, use_python_wrappers=use_python_wrappers)
+    try:
+        result = experiment.evaluate(PolicyGreedyActor(NoopLogits()), env)
+    finally:
+        env.close()
+        experiment.close()
+    assert result['num_episodes'] >= 1
+    assert result['episode_return'] == 0.0  # a ball that is never hit scores nothing
+    assert 100 < result['episode_steps'] < 200
 
 
 def test_screenshot_of_atari_frame_stack_is_logged(tmp_path):
