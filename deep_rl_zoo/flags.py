@@ -136,11 +136,12 @@ def _define_eval_exploration_epsilon() -> None:
 
 
 @_record_new_flags
-def define_eval(environment_name: str, *, epsilon_greedy: bool = False) -> None:
-    """Flags of eval_agent (environment settings such as frame stacking come from the checkpoint)."""
+def define_eval(*, epsilon_greedy: bool = False) -> None:
+    """Flags of eval_agent (environment settings such as frame stacking come from the checkpoint); `epsilon_greedy`
+    adds --eval_exploration_epsilon."""
     if epsilon_greedy:
         _define_eval_exploration_epsilon()
-    flags.DEFINE_string('environment_name', environment_name, 'Environment to play; must match the checkpoint ("" takes it from the checkpoint).')
+    flags.DEFINE_string('environment_name', '', 'Environment to play; must match the checkpoint ("" takes it from the checkpoint).')
     flags.DEFINE_string('load_checkpoint_file', '', 'Checkpoint to evaluate (required).')
     flags.DEFINE_integer('num_eval_steps', 5_000, 'Environment steps to play (whole episodes are reported).', lower_bound=1)
     flags.DEFINE_integer('num_eval_episodes', 0, 'Stop after this many episodes instead (0: use --num_eval_steps).', lower_bound=0)

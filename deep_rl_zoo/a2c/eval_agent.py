@@ -4,17 +4,14 @@ scores and record an mp4.
     python -m deep_rl_zoo.a2c.eval_agent --load_checkpoint_file=checkpoints/A2C_CartPole-v1_9.ckpt
 """
 
-import torch
-
-from deep_rl_zoo import flags, main_loop
+from deep_rl_zoo import evaluation, flags
 from deep_rl_zoo.a2c.agent import make_network
-from deep_rl_zoo.greedy_actors import PolicyGreedyActor
 
-flags.define_eval('')
+flags.define_eval()
 
 
 def main() -> None:
-    main_loop.evaluate_checkpoint(('A2C', 'A2C-grad'), make_network, lambda network, env, seed: PolicyGreedyActor(network, torch.device('cpu')))
+    evaluation.evaluate_checkpoint(('A2C', 'A2C-grad'), make_network, evaluation.most_likely_action)
 
 
 if __name__ == '__main__':

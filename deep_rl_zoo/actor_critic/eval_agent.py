@@ -3,15 +3,14 @@
     python -m deep_rl_zoo.actor_critic.eval_agent --load_checkpoint_file=checkpoints/ActorCritic_CartPole-v1_9.ckpt
 """
 
-from deep_rl_zoo import flags, main_loop
+from deep_rl_zoo import evaluation, flags
 from deep_rl_zoo.actor_critic.agent import make_network
-from deep_rl_zoo.greedy_actors import PolicyGreedyActor
 
-flags.define_eval('')
+flags.define_eval()
 
 
 def main() -> None:
-    main_loop.evaluate_checkpoint('ActorCritic', make_network, lambda network, env, seed: PolicyGreedyActor(network))
+    evaluation.evaluate_checkpoint('ActorCritic', make_network, evaluation.most_likely_action)
 
 
 if __name__ == '__main__':

@@ -7,15 +7,17 @@ The Q network also sees the previous intrinsic reward, so the episodic memory an
 settings come from the checkpoint).
 """
 
-from deep_rl_zoo import flags
+from deep_rl_zoo import evaluation, flags
 from deep_rl_zoo.agent57 import agent
-from deep_rl_zoo.ngu.agent import evaluate_checkpoint
 
-flags.define_eval('', epsilon_greedy=True)
+flags.define_eval(epsilon_greedy=True)
 
 
 def main() -> None:
-    evaluate_checkpoint('Agent57', agent.make_network, agent.eval_policy)
+    evaluation.evaluate_checkpoint(
+        'Agent57', agent.make_network,
+        lambda network, env, values, train_values: agent.eval_policy(network, train_values, values['eval_exploration_epsilon'], values['seed']),
+    )
 
 
 if __name__ == '__main__':

@@ -5,27 +5,26 @@ mp4; --policy_index picks one of several policies.
     python -m deep_rl_zoo.appo.eval_agent --environment_name=atari_pong --policy_index=1 --load_checkpoint_file=...
 """
 
-import torch
-
-from deep_rl_zoo import flags, main_loop
+from deep_rl_zoo import evaluation, flags
 from deep_rl_zoo.appo import sample_factory_config
 from deep_rl_zoo.appo.agent import greedy_actor, make_network
 
-flags.define_eval('')
+flags.define_eval()
 flags.define_appo_eval()
 
 
-def _greedy_actor(network, env, seed):
-    if flags.FLAGS.policy_index >= len(network):
-        raise ValueError(f'--policy_index={flags.FLAGS.policy_index}: the checkpoint holds {len(network)} policies (0 .. {len(network) - 1})')
-    network.eval_policy = flags.FLAGS.policy_index
-    return greedy_actor(network, torch.device('cpu'))
+def chosen_policy_actor(network, env, values, train_values):
+    """The most likely action of the policy --policy_index (recurrent or not)."""
+    if values['policy_index'] >= len(network):
+        raise ValueError(f'--policy_index={values["policy_index"]}: the checkpoint holds {len(network)} policies (0 .. {len(network) - 1})')
+    network.eval_policy = values['policy_index']
+    return greedy_actor(network)
 
 
 def main() -> None:
     if flags.FLAGS.environment_name:
         flags.FLAGS.environment_name = sample_factory_config.atari_environment_name(flags.FLAGS.environment_name)
-    main_loop.evaluate_checkpoint('APPO', make_network, _greedy_actor)
+    evaluation.evaluate_checkpoint('APPO', make_network, chosen_policy_actor)
 
 
 if __name__ == '__main__':

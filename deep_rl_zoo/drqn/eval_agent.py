@@ -5,19 +5,17 @@
 The environment is built as in training, flickering included (`obscure_probability` is read from the checkpoint).
 """
 
-from deep_rl_zoo import flags, main_loop
+import functools
+
+from deep_rl_zoo import evaluation, flags
 from deep_rl_zoo.drqn.agent import make_network
 from deep_rl_zoo.greedy_actors import RecurrentEpsilonGreedyActor
 
-flags.define_eval('', epsilon_greedy=True)
+flags.define_eval(epsilon_greedy=True)
 
 
 def main() -> None:
-    main_loop.evaluate_checkpoint(
-        'DRQN',
-        make_network,
-        lambda network, env, seed: RecurrentEpsilonGreedyActor(network, flags.FLAGS.eval_exploration_epsilon, seed),
-    )
+    evaluation.evaluate_checkpoint('DRQN', make_network, functools.partial(evaluation.epsilon_greedy, actor_class=RecurrentEpsilonGreedyActor))
 
 
 if __name__ == '__main__':

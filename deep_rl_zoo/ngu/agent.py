@@ -488,19 +488,3 @@ def train(
         make_eval_actor=lambda network, device: make_eval_policy(network, {**values, 'environment_kind': kind}, values['eval_exploration_epsilon'], values['seed'], device),
         count_rooms=True,
     )  # fmt: skip
-
-
-def evaluate_checkpoint(agent_name: str, make_network: Callable[..., NguNetworks], make_eval_policy: Callable[..., NguPolicy]) -> None:
-    """eval_agent of NGU and Agent57: `main_loop.evaluate_checkpoint` with the evaluation policy built from the
-    checkpoint's own flag values (its episodic memory and policy family)."""
-    from deep_rl_zoo import flags
-
-    train_values: dict[str, Any] = {}
-
-    def network_of(env: VectorEnvironment, values: dict[str, Any]) -> NguNetworks:
-        train_values.update(values)
-        return make_network(env, values)
-
-    main_loop.evaluate_checkpoint(
-        agent_name, network_of, lambda network, env, seed: make_eval_policy(network, train_values, flags.FLAGS.eval_exploration_epsilon, seed)
-    )

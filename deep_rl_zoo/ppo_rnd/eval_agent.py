@@ -3,17 +3,14 @@
     python -m deep_rl_zoo.ppo_rnd.eval_agent --load_checkpoint_file=checkpoints/PPO_RND_MontezumaRevenge_9.ckpt
 """
 
-import torch
-
-from deep_rl_zoo import flags, main_loop
-from deep_rl_zoo.greedy_actors import PolicyGreedyActor
+from deep_rl_zoo import evaluation, flags
 from deep_rl_zoo.ppo_rnd.agent import make_network
 
-flags.define_eval('')
+flags.define_eval()
 
 
 def main() -> None:
-    main_loop.evaluate_checkpoint('PPO_RND', make_network, lambda network, env, seed: PolicyGreedyActor(network, torch.device('cpu')))
+    evaluation.evaluate_checkpoint('PPO_RND', make_network, evaluation.most_likely_action)
 
 
 if __name__ == '__main__':

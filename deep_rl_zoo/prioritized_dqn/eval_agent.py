@@ -3,19 +3,14 @@
     python -m deep_rl_zoo.prioritized_dqn.eval_agent --load_checkpoint_file=checkpoints/PrioritizedDQN_CartPole-v1_3.ckpt
 """
 
-from deep_rl_zoo import flags, main_loop
+from deep_rl_zoo import evaluation, flags
 from deep_rl_zoo.prioritized_dqn.agent import make_network
-from deep_rl_zoo.greedy_actors import EpsilonGreedyActor
 
-flags.define_eval('', epsilon_greedy=True)
+flags.define_eval(epsilon_greedy=True)
 
 
 def main() -> None:
-    main_loop.evaluate_checkpoint(
-        'PrioritizedDQN',
-        make_network,
-        lambda network, env, seed: EpsilonGreedyActor(network, flags.FLAGS.eval_exploration_epsilon, seed),
-    )
+    evaluation.evaluate_checkpoint('PrioritizedDQN', make_network, evaluation.epsilon_greedy)
 
 
 if __name__ == '__main__':

@@ -5,18 +5,16 @@
 The environment is built as in training, flickering included (`obscure_probability` is read from the checkpoint).
 """
 
-from deep_rl_zoo import flags, main_loop
+import functools
+
+from deep_rl_zoo import evaluation, flags
 from deep_rl_zoo.r2d2.agent import R2d2Policy, make_network
 
-flags.define_eval('', epsilon_greedy=True)
+flags.define_eval(epsilon_greedy=True)
 
 
 def main() -> None:
-    main_loop.evaluate_checkpoint(
-        'R2D2',
-        make_network,
-        lambda network, env, seed: R2d2Policy(network, flags.FLAGS.eval_exploration_epsilon, seed),
-    )
+    evaluation.evaluate_checkpoint('R2D2', make_network, functools.partial(evaluation.epsilon_greedy, actor_class=R2d2Policy))
 
 
 if __name__ == '__main__':

@@ -7,18 +7,15 @@ uniformly random actions on top.
     python -m deep_rl_zoo.rainbow.eval_agent --load_checkpoint_file=checkpoints/Rainbow_CartPole-v1_3.ckpt
 """
 
-from deep_rl_zoo import flags, main_loop
-from deep_rl_zoo.greedy_actors import EpsilonGreedyActor
+from deep_rl_zoo import evaluation, flags
 from deep_rl_zoo.rainbow.agent import make_network
 
-flags.define_eval('', epsilon_greedy=True)
+flags.define_eval(epsilon_greedy=True)
 flags.set_defaults(eval_exploration_epsilon=0.0)
 
 
 def main() -> None:
-    main_loop.evaluate_checkpoint(
-        'Rainbow', make_network, lambda network, env, seed: EpsilonGreedyActor(network, flags.FLAGS.eval_exploration_epsilon, seed)
-    )
+    evaluation.evaluate_checkpoint('Rainbow', make_network, evaluation.epsilon_greedy)
 
 
 if __name__ == '__main__':

@@ -14,7 +14,7 @@ import torch
 from torch import nn
 from torch.testing import assert_close
 
-from deep_rl_zoo import gym_env, main_loop, multistep
+from deep_rl_zoo import evaluation, gym_env, multistep
 from deep_rl_zoo.greedy_actors import RecurrentPolicyGreedyActor
 from deep_rl_zoo.impala import agent
 from deep_rl_zoo.networks.common import MlpTorso
@@ -253,7 +253,7 @@ def test_eval_agents_video_recorder_passes_every_step_on_to_the_recurrent_actor(
     """eval_agent wraps its actor to record a video: the recurrent actor must still see each step (episode ends)."""
     network = small_network()
     actor = RecurrentPolicyGreedyActor(network)
-    recorder = main_loop._RecordingActor(actor, types.SimpleNamespace(render=lambda: np.zeros((2, 2, 3), np.uint8)))
+    recorder = evaluation._RecordingActor(actor, types.SimpleNamespace(render=lambda: np.zeros((2, 2, 3), np.uint8)))
     observation = np.zeros((1, 4), np.float32)
     action = recorder.act(observation)
     reward, no = np.ones(1, np.float32), np.array([False])
