@@ -15,7 +15,8 @@ from torch import nn
 from deep_rl_zoo import checkpoint, model_card
 from deep_rl_zoo.greedy_actors import EpsilonGreedyActor, PolicyGreedyActor, RecurrentPolicyGreedyActor
 from deep_rl_zoo.gym_env import VectorEnvironment, VectorStep
-from deep_rl_zoo.main_loop import action_bounds, create_environment, play_episodes
+from deep_rl_zoo.episodes import play_episodes
+from deep_rl_zoo.main_loop import action_bounds, create_environment
 from deep_rl_zoo.networks.policy import RecurrentActorCritic
 from deep_rl_zoo.types import Actor
 

@@ -46,6 +46,7 @@ from typing import Any, Callable, Iterator, Optional, TextIO
 import numpy as np
 
 from deep_rl_zoo import checkpoint, trackers
+from deep_rl_zoo.episodes import play_episodes
 from deep_rl_zoo import replay as replay_lib
 
 RESTART_BEHAVIORS = ('resume', 'restart', 'overwrite')
@@ -810,8 +811,6 @@ class Experiment:
     def evaluate(self, actor: Any, env: Any) -> dict[str, float]:
         """Plays `num_eval_steps` with the greedy `actor` from a fresh reset; logs whole episodes under eval/. A stop
         request ends it early (the iteration then reports no evaluation)."""
-        from deep_rl_zoo.main_loop import play_episodes  # the loops' episode player (main_loop imports this module)
-
         start = time.monotonic()
         budget = self.settings.num_eval_steps
         progress = trackers.ConsoleProgress(budget, self._frames_per_step, stream=sys.stdout, label='evaluation steps') if self.settings.progress and budget > 0 else None

@@ -17,7 +17,8 @@ import torch
 from deep_rl_zoo import checkpoint, gym_env, main_loop
 from deep_rl_zoo import experiment as experiment_lib
 from deep_rl_zoo.greedy_actors import PolicyGreedyActor
-from deep_rl_zoo.main_loop import Experiment, RunSettings, play_episodes, run_env_loop
+from deep_rl_zoo.episodes import play_episodes, run_env_loop
+from deep_rl_zoo.main_loop import Experiment, RunSettings
 from unit_tests.helpers import RESULT_COLUMNS, wait_until_asleep
 
 

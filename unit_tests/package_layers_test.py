@@ -91,3 +91,43 @@ def test_every_form_of_import_is_read(tmp_path, source):
     path = tmp_path / 'module.py'
     path.write_text(f'def f():\n    {source}\n')
     assert [module.split('.')[1] for _, module in imported_modules(path)] == ['ppo']
+
+
+def core_import_graph() -> dict[str, set[str]]:
+    """module -> the core modules it imports (module level or inside functions), over the core's own modules."""
+    agents = agent_packages()
+    files = {}
+    for path in sorted(PACKAGE.rglob('*.py')):
+        parts = path.relative_to(PACKAGE).with_suffix('').parts
+        if parts[0] not in agents:
+            files['.'.join(('deep_rl_zoo',) + parts).removesuffix('.__init__')] = path
+
+    def core_module(name: str) -> str:
+        while name not in files and '.' in name:
+            name = name.rsplit('.', 1)[0]
+        return name
+
+    return {
+        module: {core_module(name) for _, name in imported_modules(path)} - {module, 'deep_rl_zoo'}
+        for module, path in files.items()
+    }
+
+
+def test_the_core_has_no_import_cycle():
+    """No core module reaches itself through imports, even those inside functions (the episode player lives below
+    the experiment that scores evaluations with it, not in the loops above it)."""
+    graph = core_import_graph()
+    cycles, done = [], set()
+
+    def visit(module: str, path: list[str]) -> None:  # depth first; an import back into `path` closes a cycle
+        for imported in sorted(graph.get(module, ())):
+            if imported in path:
+                cycles.append(' -> '.join(path[path.index(imported):] + [imported]))
+            elif imported not in done:
+                visit(imported, path + [imported])
+        done.add(module)
+
+    for module in sorted(graph):
+        if module not in done:
+            visit(module, [module])
+    assert not cycles, 'import cycles in the core:\n' + '\n'.join(cycles)

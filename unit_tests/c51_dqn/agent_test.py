@@ -9,7 +9,7 @@ import pytest
 import torch
 from torch.testing import assert_close
 
-from deep_rl_zoo import gym_env, main_loop
+from deep_rl_zoo import episodes, gym_env
 from deep_rl_zoo.c51_dqn.agent import C51, build_c51, make_network
 from deep_rl_zoo.networks.value import CategoricalQNetwork
 from unit_tests import value_agents
@@ -50,7 +50,7 @@ def test_c51_learns_on_cartpole_and_refreshes_its_target():
         network = make_network(env, CARTPOLE_VALUES)
         agent = build_c51(network, env, CARTPOLE_VALUES, torch.device('cpu'))
         initial = [p.detach().clone() for p in agent.online_network.parameters()]
-        for _ in itertools.islice(main_loop.run_env_loop(agent, env), 20):
+        for _ in itertools.islice(episodes.run_env_loop(agent, env), 20):
             pass
     finally:
         env.close()

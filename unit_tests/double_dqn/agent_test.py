@@ -8,7 +8,7 @@ import itertools
 import pytest
 import torch
 
-from deep_rl_zoo import gym_env, main_loop
+from deep_rl_zoo import episodes, gym_env
 from deep_rl_zoo import replay as replay_lib
 from deep_rl_zoo.double_dqn.agent import DoubleDqn, build_double_dqn, make_network
 from unit_tests.value_agents import (
@@ -45,7 +45,7 @@ def test_agent_from_flag_values_learns_on_cartpole():
     values = {**CARTPOLE_VALUES, 'n_step': 2}
     agent = build_double_dqn(make_network(env, values), env, values, torch.device('cpu'))
     try:
-        for _ in itertools.islice(main_loop.run_env_loop(agent, env), 20):
+        for _ in itertools.islice(episodes.run_env_loop(agent, env), 20):
             pass
     finally:
         env.close()

@@ -9,7 +9,7 @@ import pytest
 import torch
 from torch import nn
 
-from deep_rl_zoo import checkpoint, gym_env, main_loop
+from deep_rl_zoo import checkpoint, episodes, gym_env
 from deep_rl_zoo import replay as replay_lib
 from deep_rl_zoo.dqn.agent import Dqn, build_dqn, make_network
 from deep_rl_zoo.gym_env import VectorStep
@@ -158,7 +158,7 @@ def test_env_steps_count_every_environment():
         torch.device('cpu'),
     )
     try:
-        for _ in itertools.islice(main_loop.run_env_loop(agent, env), 10):
+        for _ in itertools.islice(episodes.run_env_loop(agent, env), 10):
             pass
     finally:
         env.close()

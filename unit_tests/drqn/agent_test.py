@@ -9,7 +9,7 @@ import pytest
 import torch
 from torch import nn
 
-from deep_rl_zoo import gym_env, main_loop
+from deep_rl_zoo import episodes, gym_env
 from deep_rl_zoo import replay as replay_lib
 from deep_rl_zoo.drqn.agent import Drqn, SequenceBatch, build_drqn, make_network
 from deep_rl_zoo.greedy_actors import RecurrentEpsilonGreedyActor
@@ -129,15 +129,15 @@ class RememberedReset:
 
 
 def test_eval_actor_restarts_its_state_with_every_evaluation():
-    """main_loop.run_env_loop resets a recurrent actor with the environments: a second evaluation does not start
+    """episodes.run_env_loop resets a recurrent actor with the environments: a second evaluation does not start
     from the state where the first one stopped mid-episode."""
     torch.manual_seed(0)
     network = mlp_recurrent_q_network(4, 2, hidden_size=8)
     actor = RecurrentEpsilonGreedyActor(network, epsilon=0.0)
     env = RememberedReset(gym_env.create_classic_vector_env('CartPole-v1', 1, seed=0))
     try:
-        main_loop.play_episodes(actor, env, num_steps=5)  # stops mid-episode
-        next(main_loop.run_env_loop(actor, env))  # reset, then one step
+        episodes.play_episodes(actor, env, num_steps=5)  # stops mid-episode
+        next(episodes.run_env_loop(actor, env))  # reset, then one step
     finally:
         env.env.close()
     torch.testing.assert_close(actor.state, unrolled_state(network, env.observation[None]))
@@ -296,7 +296,7 @@ def test_learns_on_a_vector_of_cartpoles_and_checkpoints_its_state():
     values = cartpole_values()
     agent = build_drqn(make_network(env, values), env, values, torch.device('cpu'))
     try:
-        for _ in itertools.islice(main_loop.run_env_loop(agent, env), 100):
+        for _ in itertools.islice(episodes.run_env_loop(agent, env), 100):
             pass
     finally:
         env.close()

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from deep_rl_zoo import gym_env, main_loop
+from deep_rl_zoo import episodes, gym_env
 from deep_rl_zoo.iqn.agent import Iqn, build_iqn, make_network
 from deep_rl_zoo.networks.value import ImplicitQuantileNetwork, mlp_iqn_network
 from deep_rl_zoo.replay import Transition
@@ -71,7 +71,7 @@ def test_learns_on_cartpole_and_acts_on_mean_quantiles():
     try:
         network = make_network(env, values)
         agent = build_iqn(network, env, values, torch.device('cpu'))
-        for _ in itertools.islice(main_loop.run_env_loop(agent, env), 20):
+        for _ in itertools.islice(episodes.run_env_loop(agent, env), 20):
             pass
     finally:
         env.close()

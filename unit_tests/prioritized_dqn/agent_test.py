@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from deep_rl_zoo import gym_env, main_loop
+from deep_rl_zoo import episodes, gym_env
 from deep_rl_zoo import replay as replay_lib
 from deep_rl_zoo.prioritized_dqn.agent import PrioritizedDqn, build_prioritized_dqn, make_network
 from deep_rl_zoo.schedule import LinearSchedule
@@ -87,7 +87,7 @@ def test_agent_from_flag_values_learns_on_cartpole_and_updates_priorities():
     }
     agent = build_prioritized_dqn(make_network(env, values), env, values, torch.device('cpu'))
     try:
-        for _ in itertools.islice(main_loop.run_env_loop(agent, env), 25):
+        for _ in itertools.islice(episodes.run_env_loop(agent, env), 25):
             pass
     finally:
         env.close()

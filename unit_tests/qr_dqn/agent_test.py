@@ -9,7 +9,7 @@ import pytest
 import torch
 from torch import nn
 
-from deep_rl_zoo import gym_env, main_loop
+from deep_rl_zoo import episodes, gym_env
 from deep_rl_zoo.networks.value import QuantileQNetwork, mlp_quantile_q_network
 from deep_rl_zoo.qr_dqn.agent import QrDqn, build_qr_dqn, make_network
 from deep_rl_zoo.replay import Transition
@@ -80,7 +80,7 @@ def test_learns_on_cartpole_and_acts_on_mean_quantiles():
     try:
         network = make_network(env, CARTPOLE_VALUES)
         agent = build_qr_dqn(network, env, CARTPOLE_VALUES, torch.device('cpu'))
-        for _ in itertools.islice(main_loop.run_env_loop(agent, env), 20):
+        for _ in itertools.islice(episodes.run_env_loop(agent, env), 20):
             pass
     finally:
         env.close()

@@ -9,7 +9,7 @@ import pytest
 import torch
 from torch.testing import assert_close
 
-from deep_rl_zoo import gym_env, main_loop, replay, value_learning
+from deep_rl_zoo import episodes, gym_env, replay, value_learning
 from deep_rl_zoo.networks.value import NoisyLinear, RainbowQNetwork
 from deep_rl_zoo.rainbow.agent import Rainbow, build_rainbow, make_network
 from deep_rl_zoo.replay_agent import TransitionBatch
@@ -110,7 +110,7 @@ def run_on_cartpole(num_steps, values=RAINBOW_VALUES):
     try:
         torch.manual_seed(0)
         agent = build_rainbow(make_network(env, values), env, values, torch.device('cpu'))
-        for _ in itertools.islice(main_loop.run_env_loop(agent, env), num_steps):
+        for _ in itertools.islice(episodes.run_env_loop(agent, env), num_steps):
             pass
     finally:
         env.close()
