@@ -24,6 +24,12 @@ ones (they are trained again), moves checkpoints newer than the one it resumed f
 and its wall time continues. `restart` moves the old directory, and the experiment's TensorBoard folder, aside to
 `<name>_old_<time>` (TensorBoard then shows the old run beside the new one); `overwrite` deletes both.
 
+None of these files is created, changed, moved or deleted before the run has started (`Experiment.begin()`, which a
+loop calls once its actor pool has started, Ray's actors placed and built, or before its first training step): a
+session that fails to start (no Ray cluster at --ray_address, a Ray actor that cannot be placed or built, a
+checkpoint whose state does not fit the agent) leaves the experiment as it was, and the same command without the
+failing flag then runs it as before.
+
 A run script's console goes into log.txt whole (`console_log`): the lines printed before the experiment directory
 is known (the preset, resume overrides) and the final `error: ...` line or traceback of a run that fails.
 """
@@ -170,9 +176,10 @@ def explicit_flags(values: dict[str, Any]) -> frozenset[str]:
 def prepare(
     agent_name: str, values: dict[str, Any], explicit: frozenset[str], translate: Optional[Callable[[dict[str, Any]], dict[str, Any]]] = None
 ) -> dict[str, Any]:
-    """Applies `--restart_behavior` to the experiment's files and returns the flag values to run with: when resuming
+    """Checks `--restart_behavior` and the output directories and returns the flag values to run with: when resuming
     from the experiment's own checkpoint, the saved config with only the `explicit` flags overriding it (one printed
-    line for each that differs). Call before building the agent, and build it from the returned values.
+    line for each that differs). Call before building the agent, and build it from the returned values. It changes no
+    file: `restart` and `overwrite` are applied by `Experiment.begin()`, once the run has started.
 
     `translate` is for a run script whose flags are not the run's values (APPO's are Sample Factory's): it makes the
     run's values, which name the experiment, of the script's; `values`, the saved config and the result are then the
@@ -183,15 +190,12 @@ def prepare(
     located = translate(values) if translate is not None else values
     for flag in ('train_dir', 'checkpoint_dir', 'runs_dir'):
         check_output_directory(flag, located.get(flag, ''))
-    name = experiment_name(agent_name, located)
-    directory = experiment_dir(agent_name, located)
-    location = checkpoint_location(agent_name, located)
-    paths = _run_paths(agent_name, located, directory, location)
     if behavior != 'resume':
-        _clear_experiment(behavior, name, paths)
         return values
     if values.get('load_checkpoint_file'):
         return values  # a checkpoint named on the command line resumes with this command's flags (as before)
+    directory = experiment_dir(agent_name, located)
+    location = checkpoint_location(agent_name, located)
     resume_from = find_resume_checkpoint(location, agent_name, located['environment_name'], values.get('load_checkpoint_kind', 'latest'))
     config_path = os.path.join(directory, CONFIG_FILE)
     if resume_from is None or not os.path.exists(config_path):
@@ -230,16 +234,16 @@ def check_output_directory(flag: str, path: str) -> None:
         raise ValueError(f'--{flag}={path}: {existing} is not writable: pass a directory you can write to')
 
 
-def _run_paths(agent_name: str, values: dict[str, Any], directory: str, location: str) -> list[str]:
+def _run_paths(settings: RunSettings) -> list[str]:
     """The files and directories of an experiment: its directory (config, log, best checkpoint), its TensorBoard
     folder and, when --checkpoint_dir is elsewhere, this agent's and environment's checkpoints and results CSV there."""
+    directory, location = settings.experiment_dir, settings.checkpoint_dir
     paths = [directory]
-    if values.get('runs_dir'):
-        paths.append(os.path.join(values['runs_dir'], experiment_name(agent_name, values)))
+    if settings.runs_dir:
+        paths.append(os.path.join(settings.runs_dir, settings.experiment_name))
     if os.path.abspath(location) != os.path.abspath(directory):
-        environment = values['environment_name']
-        paths += [file.path for file in checkpoint.list_checkpoints(location, agent_name, environment)]
-        paths.append(values.get('results_csv_path') or os.path.join(location, f'{agent_name}_{_safe(environment)}_results.csv'))
+        paths += [file.path for file in checkpoint.list_checkpoints(location, settings.agent_name, settings.environment_name)]
+        paths.append(settings.results_csv_path)
     return [path for path in paths if os.path.exists(path)]
 
 
@@ -350,7 +354,7 @@ def console_log() -> Iterator[None]:
     """Records what a run script's console shows (stdout and stderr) for its experiment's log.txt, from before the
     experiment directory is known (the preset line, resume overrides) to the last line: the `error: ...` of a
     `SystemExit` (which the interpreter prints on the way out) or the traceback of a crash. Text of a run that ends
-    before its experiment starts (a bad flag, an unreadable checkpoint) is written nowhere."""
+    before its experiment begins (a bad flag, an unreadable checkpoint, a failed start) is written nowhere."""
     global _console  # pylint: disable=global-statement
     record = _ConsoleRecord()
     streams = (sys.stdout, sys.stderr)
@@ -394,10 +398,17 @@ def _write_text_atomically(path: str, text: str) -> None:
 class Experiment:
     """Bookkeeping of one training run: counters, budgets, checkpoints, loggers, evaluation and the results CSV.
 
-    A loop calls, in order: `iterations` (the iterations left), then within each `steps_left()` / `should_stop()`
+    Making one only reads: the checkpoint to resume from (a checkpoint that cannot be used is refused here) and the
+    best one so far. Nothing of the experiment is created or changed until `begin()`, which a loop calls once the run
+    has started (its actor pool started, or right before its first training step), so that a run that fails to start
+    leaves the experiment as it was (see the module). `begin()` applies `--restart_behavior=restart/overwrite`, opens
+    log.txt, moves aside the checkpoints newer than the one resumed from, drops their results rows, writes config.json
+    and opens the TensorBoard streams and the results CSV.
+
+    A loop then calls, in order: `iterations` (the iterations left), then within each `steps_left()` / `should_stop()`
     and `record_train_step(...)` per step, `save_periodic(...)` when `periodic_save_due()`, and `end_iteration(...)`;
-    on a stop request `stop(...)`. `stop_request` is anything truthy once Ctrl-C or SIGTERM arrived (the loop's
-    `distributed.StopRequest`)."""
+    on a stop request `stop(...)`; and `close()` at the end, begun or not. `stop_request` is anything truthy once
+    Ctrl-C or SIGTERM arrived (the loop's `distributed.StopRequest`)."""
 
     def __init__(self, settings: RunSettings, env: Any):
         frames_per_step = env.frames_per_step
@@ -408,6 +419,8 @@ class Experiment:
             )
         if settings.save_best_metric not in BEST_METRICS:
             raise ValueError(f'--save_best_metric={settings.save_best_metric}: must be one of {", ".join(BEST_METRICS)}')
+        if settings.restart_behavior not in RESTART_BEHAVIORS:
+            raise ValueError(f'--restart_behavior={settings.restart_behavior}: must be one of {", ".join(RESTART_BEHAVIORS)}')
         self.settings = settings
         self.stop_request: Any = None
         self.env_steps = 0
@@ -417,14 +430,18 @@ class Experiment:
         self.resumed_state: Optional[dict[str, Any]] = None
         self.resumed_replay: Optional[dict[str, Any]] = None
         self.last_checkpoint: Optional[str] = None
+        self.progress: Optional[trackers.ConsoleProgress] = None
+        self._frames_per_step = frames_per_step
         self._iteration_start_env_steps = 0
         self._resumed_mid_iteration = False
         self._wall_time_before = 0.0  # of the sessions before this one
         self._budget_announced = False
+        self._begun = False
         self._original_streams: Optional[tuple[TextIO, TextIO]] = None
-        self._log: Optional[TextIO] = None
-        self._notes: list[str] = []  # said once the log is open
-        self._remove_temporary_files()
+        self._record: Optional[_ConsoleRecord] = None  # this experiment's own console record (no `console_log` running)
+        self._notes: list[str] = []  # said once the console is recorded
+        # --restart_behavior=restart or overwrite: the experiment's files go aside (or away) at `begin()`.
+        self._clears = bool(settings.experiment_dir) and settings.restart_behavior != 'resume'
         resume_from = settings.load_checkpoint_file
         if not resume_from and settings.restart_behavior == 'resume':
             resume_from = find_resume_checkpoint(
@@ -432,24 +449,31 @@ class Experiment:
             )
         if resume_from:
             self._load(resume_from)  # a checkpoint that cannot be used fails here, before any file is written
-        self._best = self._saved_best()
-        self._start_log()
-        try:
-            self._start(resume_from, frames_per_step)
-        except BaseException:
-            self._stop_log()
-            raise
-
-    def _start(self, resume_from: Optional[str], frames_per_step: int) -> None:
-        settings = self.settings
+        self._resume_from = resume_from
+        self._best = -math.inf if self._clears else self._saved_best()  # restart: read once the old files are aside
+        self._record_console()
         for note in self._notes:
             print(note, flush=True)
+
+    def begin(self) -> 'Experiment':
+        """The run has started: from here on the experiment's files are written (see the class). Returns the
+        experiment."""
+        if self._begun:
+            raise RuntimeError('Experiment.begin() was called twice')
+        settings = self.settings
+        if self._clears:
+            _clear_experiment(settings.restart_behavior, settings.experiment_name, _run_paths(settings))
+            self._best = self._saved_best()  # one in a --checkpoint_dir outside the experiment stays
+        self._remove_temporary_files()
+        self._start_log()
+        resume_from = self._resume_from
         if resume_from:
             self._supersede_later_checkpoints(resume_from)
             self._drop_later_results()
         self._write_config()
         board = settings.experiment_name or experiment_name(settings.agent_name, {'environment_name': settings.environment_name, 'tag': settings.tag})
         purge_step = self.env_steps + 1 if resume_from else None  # earlier sessions' events after the checkpoint: trained again
+        frames_per_step = self._frames_per_step
         self.train_logger = trackers.RunLogger(
             board, 'train', settings.use_tensorboard, settings.runs_dir, frames_per_step, start_env_steps=self.env_steps, purge_step=purge_step
         )
@@ -468,27 +492,38 @@ class Experiment:
             print(f'Nothing to train: iterations {self.first_iteration}..{settings.num_iterations - 1} of {settings.num_train_steps} steps each')
         # The progress line counts the whole run (7,680/10,000,000 after a resume), its rate and ETA this session's steps.
         self.progress = trackers.ConsoleProgress(self.env_steps + total_steps, frames_per_step, stream=sys.stdout) if settings.progress and total_steps > 0 else None
-        self._frames_per_step = frames_per_step
         self._start_time = time.monotonic()
         self._last_save_time = self._start_time
         self._last_screenshot = self.env_steps
+        self._begun = True
+        return self
+
+    def _require_begun(self) -> None:
+        if not self._begun:
+            raise RuntimeError('call Experiment.begin() once the run has started, before its iterations')
 
     # --- start-up
 
+    def _record_console(self) -> None:
+        """Records what the console shows from now on for log.txt, which `begin()` opens: a run script's console is
+        recorded by `console_log` since it started; otherwise this experiment records it itself."""
+        if not self.settings.experiment_dir or (_console is not None and _console.file is None):
+            return
+        self._record = _ConsoleRecord()
+        self._original_streams = (sys.stdout, sys.stderr)
+        sys.stdout, sys.stderr = _Tee(sys.stdout, self._record), _Tee(sys.stderr, self._record)
+
     def _start_log(self) -> None:
-        """Creates the experiment directory and copies what the console shows into its log.txt."""
+        """Creates the experiment directory and writes what the console has shown into its log.txt, and from then on
+        what it shows."""
         if not self.settings.experiment_dir:
             return
         os.makedirs(self.settings.experiment_dir, exist_ok=True)
         path = os.path.join(self.settings.experiment_dir, LOG_FILE)
         header = f'=== {datetime.datetime.now().isoformat(timespec="seconds")} {" ".join(sys.argv)}\n'
-        if _console is not None and _console.file is None:  # a run script's console, recorded since it started
-            _console.attach(path, header)
-            return
-        self._log = open(path, 'a', encoding='utf-8', buffering=1)  # pylint: disable=consider-using-with
-        self._log.write(header)
-        self._original_streams = (sys.stdout, sys.stderr)
-        sys.stdout, sys.stderr = _Tee(sys.stdout, self._log), _Tee(sys.stderr, self._log)
+        record = self._record if self._record is not None else _console
+        if record is not None and record.file is None:
+            record.attach(path, header)
 
     def _write_config(self) -> None:
         """config.json: every flag value of this session, library versions and the git commit."""
@@ -616,6 +651,7 @@ class Experiment:
     @property
     def iterations(self) -> Iterator[int]:
         """The iterations left to run; none starts once a budget (`train_for_seconds`, `train_for_env_steps`) is spent."""
+        self._require_begun()
         for iteration in range(self.first_iteration, self.settings.num_iterations):
             reason = self._budget_reached()
             if reason:
@@ -649,6 +685,7 @@ class Experiment:
 
     def record_train_step(self, num_steps: int, finished: list[tuple[float, int]], observation: np.ndarray) -> None:
         """Counts `num_steps` env steps and the episodes they finished; screenshots and progress line."""
+        self._require_begun()
         self.env_steps += num_steps
         if finished:
             self.longest_train_episode = max(self.longest_train_episode, max(steps for _, steps in finished))
@@ -678,6 +715,7 @@ class Experiment:
 
     def _write(self, path: str, state: dict[str, Any], learner_steps: int, *, periodic: bool, holder: Any = None, best_metric: Optional[float] = None) -> str:
         """Writes one checkpoint atomically; a failed write leaves the previous one intact and ends the run."""
+        self._require_begun()
         meta: dict[str, Any] = {
             'periodic': periodic,
             'iteration_start_env_steps': self._iteration_start_env_steps,
@@ -811,6 +849,7 @@ class Experiment:
     def evaluate(self, actor: Any, env: Any) -> dict[str, float]:
         """Plays `num_eval_steps` with the greedy `actor` from a fresh reset; logs whole episodes under eval/. A stop
         request ends it early (the iteration then reports no evaluation)."""
+        self._require_begun()
         start = time.monotonic()
         budget = self.settings.num_eval_steps
         progress = trackers.ConsoleProgress(budget, self._frames_per_step, stream=sys.stdout, label='evaluation steps') if self.settings.progress and budget > 0 else None
@@ -864,13 +903,15 @@ class Experiment:
         )
 
     def close(self) -> None:
-        if self.progress is not None:
-            self.progress.close()
-        self.train_logger.close()
-        self.eval_logger.close()
-        self.results.close()
-        if self.episodes is not None:
-            self.episodes.close()
+        """Ends the session: closes its files (none when it never began) and gives the console back."""
+        if self._begun:
+            if self.progress is not None:
+                self.progress.close()
+            self.train_logger.close()
+            self.eval_logger.close()
+            self.results.close()
+            if self.episodes is not None:
+                self.episodes.close()
         self._stop_log()
 
     def _stop_log(self) -> None:
@@ -879,5 +920,5 @@ class Experiment:
                 stream.flush()
             sys.stdout, sys.stderr = self._original_streams
             self._original_streams = None
-        if self._log is not None:
-            self._log.close()
+        if self._record is not None:
+            self._record.close()  # what a session that never began showed is written nowhere

@@ -36,15 +36,16 @@ def run_single_process(
 
     A checkpoint is also written every `save_every_sec` during an iteration and at Ctrl-C or SIGTERM (exit status
     130); a spent budget (`train_for_seconds`, `train_for_env_steps`) ends the iteration early with its checkpoint
-    and results row."""
+    and results row. The experiment's files are written from `experiment.begin()` on, right before the first step."""
     stop_request = distributed.StopRequest()
     experiment.stop_request = stop_request
-    if experiment.resumed_state is not None:
-        checkpoint.load_state(agent, experiment.resumed_state, 'the checkpoint this run resumes from')
-    experiment.restore_replay(agent)
-    episodes = trackers.EpisodeTracker(train_env.num_envs)
-    loop = run_env_loop(agent, train_env)
     try:
+        if experiment.resumed_state is not None:
+            checkpoint.load_state(agent, experiment.resumed_state, 'the checkpoint this run resumes from')
+        experiment.restore_replay(agent)
+        episodes = trackers.EpisodeTracker(train_env.num_envs)
+        loop = run_env_loop(agent, train_env)
+        experiment.begin()
         for iteration in experiment.iterations:
             while experiment.steps_left() > 0 and not experiment.should_stop():
                 step = next(loop)
@@ -151,7 +152,7 @@ def train_value_agent(
         device, train_env, eval_env, agent = build(values)
     # Policy agents define no eval_exploration_epsilon flag (their greedy actor ignores it).
     eval_actor = make_eval_actor(agent.online_network, values.get('eval_exploration_epsilon', 0.0), values['seed'], device)
-    experiment = Experiment(RunSettings.from_values(agent.agent_name, values), train_env)
+    experiment = Experiment(RunSettings.from_values(agent.agent_name, values), train_env)  # writes nothing yet
     run_single_process(experiment, agent, train_env, eval_actor, eval_env)
 
 
@@ -242,36 +243,24 @@ def run_actors_and_learner(
     Ctrl-C or SIGTERM writes a checkpoint of the learner at the stop and stops every process within seconds; a
     crashed actor stops the run with its error, or is restarted with `restart_actors`. Checkpoints are also written
     every `save_every_sec`, and a spent budget ends the iteration early (see `experiment.Experiment`).
+
+    The experiment's files are written from `experiment.begin()` on, once the actor pool has started (Ray's actors
+    placed and built): a run that fails before (no Ray cluster, a checkpoint that does not fit) leaves them as they were.
     """
-    if experiment.resumed_state is not None:
-        checkpoint.load_state(learner, experiment.resumed_state, 'the checkpoint this run resumes from')
-    experiment.restore_replay(learner)
-    devices = distributed.actor_devices(num_actors, actors_on_gpu)
-    context = distributed.process_context(devices)
-    parameters = distributed.SharedParameters(learner.network, context)
-    num_buffers = asynchronous.num_buffers_per_actor if asynchronous else 1
-    buffers = distributed.make_rollout_buffers(num_actors, rollout_spec, num_buffers)
-    if experiment.settings.flags.get('backend') == 'ray':  # the same pool on Ray actors, parameters via its object store
-        from deep_rl_zoo import ray_backend
-
-        def log_statistics(statistics: dict[str, float]) -> None:
-            experiment.train_logger.write_learner_statistics(learner.learner_steps, statistics)
-
-        pool = ray_backend.RayActorPool(
-            make_actor, rollout_spec, num_actors, num_buffers, experiment.settings.flags,
-            asynchronous=asynchronous is not None, restart_actors=restart_actors, log_statistics=log_statistics,
-        )  # fmt: skip
-        parameters = pool.parameters
-    else:
-        pool = distributed.ActorPool(make_actor, parameters, buffers, devices, context, asynchronous=asynchronous is not None, restart_actors=restart_actors)
-    steps_per_rollout = rollout_spec['reward'][0][0] * rollout_spec['reward'][0][1]
     stop_request = distributed.StopRequest()
     experiment.stop_request = stop_request
+    try:
+        pool, parameters = _start_actor_pool(experiment, learner, make_actor, rollout_spec, num_actors, actors_on_gpu, asynchronous, restart_actors)
+    except BaseException:
+        experiment.close()
+        eval_env.close()
+        raise
+    steps_per_rollout = rollout_spec['reward'][0][0] * rollout_spec['reward'][0][1]
     lag = PolicyLagStatistics()
     pending: list[distributed.Rollout] = []  # asynchronous: received, waiting for a full batch (across iterations)
     stopping = f'stopping {num_actors} actors; '
-    pool.start()
     try:
+        experiment.begin()
         parameters.publish(learner.network)
         for iteration in experiment.iterations:
             while experiment.steps_left() > 0 and not experiment.should_stop():
@@ -331,6 +320,44 @@ def run_actors_and_learner(
         eval_env.close()
 
 
+def _start_actor_pool(
+    experiment: Experiment,
+    learner: Learner,
+    make_actor: Callable[[int, torch.device], distributed.RolloutActor],
+    rollout_spec: dict[str, tuple[tuple[int, ...], torch.dtype]],
+    num_actors: int,
+    actors_on_gpu: bool,
+    asynchronous: Optional[AsyncSettings],
+    restart_actors: bool,
+) -> tuple[Any, Any]:
+    """The learner with the resumed state, and the started actor pool (local processes, or Ray actors with
+    `--backend=ray`) with its parameter broadcast: (pool, parameters). A Ray pool that fails to start has stopped its
+    actors and left the cluster."""
+    if experiment.resumed_state is not None:
+        checkpoint.load_state(learner, experiment.resumed_state, 'the checkpoint this run resumes from')
+    experiment.restore_replay(learner)
+    devices = distributed.actor_devices(num_actors, actors_on_gpu)
+    context = distributed.process_context(devices)
+    parameters = distributed.SharedParameters(learner.network, context)
+    num_buffers = asynchronous.num_buffers_per_actor if asynchronous else 1
+    buffers = distributed.make_rollout_buffers(num_actors, rollout_spec, num_buffers)
+    if experiment.settings.flags.get('backend') == 'ray':  # the same pool on Ray actors, parameters via its object store
+        from deep_rl_zoo import ray_backend
+
+        def log_statistics(statistics: dict[str, float]) -> None:
+            experiment.train_logger.write_learner_statistics(learner.learner_steps, statistics)
+
+        ray_pool = ray_backend.RayActorPool(
+            make_actor, rollout_spec, num_actors, num_buffers, experiment.settings.flags,
+            asynchronous=asynchronous is not None, restart_actors=restart_actors, log_statistics=log_statistics,
+        )  # fmt: skip
+        ray_pool.start()  # waits until every actor is placed and built
+        return ray_pool, ray_pool.parameters
+    pool = distributed.ActorPool(make_actor, parameters, buffers, devices, context, asynchronous=asynchronous is not None, restart_actors=restart_actors)
+    pool.start()
+    return pool, parameters
+
+
 def train_actors_and_learner(
     kind: str,
     make_network: Callable[[VectorEnvironment, dict[str, Any]], nn.Module],
@@ -378,11 +405,11 @@ def train_actors_and_learner(
     spec = rollout_spec(eval_env, values['num_envs_per_actor'], values['unroll_length'])
     num_buffers = async_settings.num_buffers_per_actor if async_settings else 1
     distributed.check_rollout_memory(distributed.rollout_buffer_bytes(values['num_actors'], spec, num_buffers), _rollout_sizes(config_flags or values))
-    experiment = Experiment(RunSettings.from_values(learner.agent_name, values, config_flags), eval_env)
     if make_eval_actor is not None:
         eval_actor = make_eval_actor(learner.network, device)
     else:
         eval_actor = PolicyGreedyActor(learner.network, device, *action_bounds(eval_env))
+    experiment = Experiment(RunSettings.from_values(learner.agent_name, values, config_flags), eval_env)  # writes nothing yet
     run_actors_and_learner(
         experiment, learner, make_actor, spec, values['num_actors'], values['actors_on_gpu'], eval_actor, eval_env, async_settings, values['restart_actors']
     )

@@ -1,12 +1,14 @@
 """Acceptance tests of experiments on real CartPole runs: kill -9 in the middle of an iteration, then the same command
 again resumes from the last periodic checkpoint with its counters and schedules continuing, for a single-process
 agent (DQN, with its replay memory saved) and an actors + learner agent (PPO); then a resumed run whose explicit
-flags override the saved config and whose budget (--train_for_env_steps) ends it cleanly."""
+flags override the saved config and whose budget (--train_for_env_steps) ends it cleanly; and a session that fails to
+start (no Ray cluster where --ray_address says), which leaves the experiment as it was."""
 
 import csv
 import os
 import re
 import signal
+import socket
 import subprocess
 
 import pytest
@@ -106,3 +108,68 @@ def test_ppo_killed_mid_iteration_resumes_from_its_periodic_checkpoint_with_its_
     assert final['state']['optimizer']['param_groups'][0]['lr'] == pytest.approx(5e-3 * (1 - 49 / 50))
     assert final['state']['optimizer']['state'][0]['step'].item() == 50 * 4  # Adam's step count continues (4 epochs)
     assert [file.periodic for file in checkpoint.list_checkpoints(experiment_dir, 'PPO', 'CartPole-v1')][-1] is False
+
+
+# A session that fails to start (issue 23): here --backend=ray with a --ray_address where no Ray cluster answers, which
+# fails as the learner starts its actor pool, after the experiment has been read (and its checkpoint checked).
+START_FLAGS = ('--num_train_steps=512', '--num_eval_steps=0', '--save_every_sec=0', '--noprogress', '--train_dir=exp', '--runs_dir=runs')
+
+
+def no_cluster_flags():
+    with socket.socket() as probe:  # a loopback port where nothing listens
+        probe.bind(('127.0.0.1', 0))
+        port = probe.getsockname()[1]
+    return ('--backend=ray', f'--ray_address=127.0.0.1:{port}')
+
+
+def snapshot(directory):
+    """Every file under `directory` with its bytes, and every folder."""
+    found = {}
+    for root, folders, names in os.walk(directory):
+        found.update({os.path.join(root, folder): 'folder' for folder in folders})
+        for name in names:
+            with open(os.path.join(root, name), 'rb') as file:
+                found[os.path.join(root, name)] = file.read()
+    return found
+
+
+def failed_to_start(process):
+    assert process.returncode != 0 and TRACEBACK not in process.stderr, process.stderr
+    assert 'no Ray cluster answers there' in process.stderr, process.stderr
+    assert not re.search(r'^iteration \d+:', process.stdout, re.MULTILINE), process.stdout  # no iteration ran
+
+
+@pytest.fixture
+def ray_environment(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv('RAY_TMPDIR', str(tmp_path_factory.mktemp('ray')))  # no cluster of this machine is found there
+    monkeypatch.setenv('RAY_AUTH_MODE', 'disabled')
+
+
+@pytest.mark.parametrize('session', [
+    ('--num_iterations=3',),  # the same command, to train on: resumes from iteration 1 with the saved config
+    ('--load_checkpoint_file=exp/PPO_CartPole-v1/PPO_CartPole-v1_0.ckpt',),  # an older checkpoint: iteration 1's would go aside
+])  # fmt: skip
+def test_a_resumed_session_that_fails_to_start_leaves_the_experiment_as_it_was(tmp_path, ray_environment, session):
+    """The session's flags must not reach config.json (or every later plain run of the experiment would fail the same
+    way), nor may it move checkpoints aside, drop results rows, or write log.txt or TensorBoard events."""
+    first = run_module('deep_rl_zoo.ppo.run_classic', *START_FLAGS, '--num_iterations=2', cwd=str(tmp_path))
+    assert first.returncode == 0, first.stderr
+    before = snapshot(tmp_path)
+    assert os.path.join(tmp_path, 'exp', 'PPO_CartPole-v1', 'PPO_CartPole-v1_1.ckpt') in before and os.path.join(tmp_path, 'runs', 'PPO_CartPole-v1', 'train') in before
+
+    failed_to_start(run_module('deep_rl_zoo.ppo.run_classic', *START_FLAGS, *session, *no_cluster_flags(), cwd=str(tmp_path)))
+    config = os.path.join(tmp_path, 'exp', 'PPO_CartPole-v1', 'config.json')
+    with open(config, 'rb') as file:
+        assert file.read() == before[config]  # no --backend=ray in it
+    assert snapshot(tmp_path) == before  # config.json byte for byte, the checkpoints, the results, the log, TensorBoard
+
+    again = run_module('deep_rl_zoo.ppo.run_classic', *START_FLAGS, '--num_iterations=3', cwd=str(tmp_path))  # plain, later
+    assert again.returncode == 0 and TRACEBACK not in again.stderr, again.stderr
+    assert f'Resuming from {os.path.join("exp", "PPO_CartPole-v1", "PPO_CartPole-v1_1.ckpt")}: iteration 2, 1024 env steps' in again.stdout
+    rows = read_csv(tmp_path / 'exp' / 'PPO_CartPole-v1' / 'PPO_CartPole-v1_results.csv')
+    assert [(row['iteration'], row['env_steps']) for row in rows] == [('0', '512'), ('1', '1024'), ('2', '1536')]
+
+
+def test_a_new_experiment_that_fails_to_start_writes_nothing(tmp_path, ray_environment):
+    failed_to_start(run_module('deep_rl_zoo.ppo.run_classic', *START_FLAGS, '--num_iterations=2', *no_cluster_flags(), cwd=str(tmp_path)))
+    assert os.listdir(tmp_path) == []  # no experiment directory, config.json, log.txt or TensorBoard folder

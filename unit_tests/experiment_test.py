@@ -82,7 +82,7 @@ def run_iteration(run, evaluation=None, steps=10, periodic=0):
 
 
 def test_keep_checkpoints_prunes_old_periodic_checkpoints_and_keeps_milestones(tmp_path):
-    run = Experiment(settings(tmp_path, keep_checkpoints=2), VECTOR_ENV)
+    run = Experiment(settings(tmp_path, keep_checkpoints=2), VECTOR_ENV).begin()
     run_iteration(run, periodic=3)  # periodic at 3, 6, 9 env steps, then milestone 0
     run_iteration(run, periodic=3)
     run.close()
@@ -96,7 +96,7 @@ def test_keep_checkpoints_prunes_old_periodic_checkpoints_and_keeps_milestones(t
 def test_a_periodic_checkpoint_is_due_every_save_every_sec_of_the_clock_counted_from_the_last_save(tmp_path, monkeypatch):
     clock = [100.0]
     monkeypatch.setattr(experiment.time, 'monotonic', lambda: clock[0])
-    run = Experiment(settings(tmp_path, save_every_sec=2.0), VECTOR_ENV)
+    run = Experiment(settings(tmp_path, save_every_sec=2.0), VECTOR_ENV).begin()
     next(run.iterations)
     due = []
     for now in (101.0, 101.99, 102.0, 103.0):
@@ -107,12 +107,12 @@ def test_a_periodic_checkpoint_is_due_every_save_every_sec_of_the_clock_counted_
         clock[0] = now
         due.append(run.periodic_save_due())
     assert due == [False, False, True, True, False, True]
-    assert not Experiment(settings(tmp_path / 'never', save_every_sec=0.0), VECTOR_ENV).periodic_save_due()  # 0: never
+    assert not Experiment(settings(tmp_path / 'never', save_every_sec=0.0), VECTOR_ENV).begin().periodic_save_due()  # 0: never
     run.close()
 
 
 def test_without_milestones_only_the_newest_checkpoints_are_kept(tmp_path):
-    run = Experiment(settings(tmp_path, keep_checkpoints=2, keep_milestones=False), VECTOR_ENV)
+    run = Experiment(settings(tmp_path, keep_checkpoints=2, keep_milestones=False), VECTOR_ENV).begin()
     for _ in range(3):
         run_iteration(run, periodic=2)
     run.close()
@@ -129,7 +129,7 @@ def best_metric(tmp_path):
 
 
 def test_the_best_checkpoint_is_replaced_only_on_improvement_after_save_best_after(tmp_path, capsys):
-    run = Experiment(settings(tmp_path, save_best_metric='eval_return', save_best_after=15), VECTOR_ENV)
+    run = Experiment(settings(tmp_path, save_best_metric='eval_return', save_best_after=15), VECTOR_ENV).begin()
     run_iteration(run, {'episode_return': 9.0, 'num_episodes': 1})  # 10 env steps < save_best_after
     assert f'{NAME}_best.ckpt' not in files(tmp_path)
     run_iteration(run, {'episode_return': 5.0, 'num_episodes': 1})
@@ -144,7 +144,7 @@ def test_the_best_checkpoint_is_replaced_only_on_improvement_after_save_best_aft
     assert loaded['counters']['env_steps'] == 50 and loaded['state']['network']['weight'][0].item() == 50.0
     assert 'new best eval_return 7.00 at iteration 4' in capsys.readouterr().out
     # A later session knows the best so far: 6 is no improvement.
-    again = Experiment(settings(tmp_path, save_best_metric='eval_return'), VECTOR_ENV)
+    again = Experiment(settings(tmp_path, save_best_metric='eval_return'), VECTOR_ENV).begin()
     run_iteration(again, {'episode_return': 6.0, 'num_episodes': 1})
     again.close()
     assert best_metric(tmp_path) == (4, 7.0)
@@ -153,23 +153,23 @@ def test_the_best_checkpoint_is_replaced_only_on_improvement_after_save_best_aft
 def test_the_best_checkpoint_goes_where_checkpoint_dir_says_and_resumes_from_there(tmp_path, capsys):
     elsewhere = tmp_path / 'elsewhere'
     options = dict(checkpoint_dir=str(elsewhere), results_csv_path=str(elsewhere / 'results.csv'), save_best_metric='eval_return')
-    run = Experiment(settings(tmp_path, **options), VECTOR_ENV)
+    run = Experiment(settings(tmp_path, **options), VECTOR_ENV).begin()
     for value in (1.0, 8.0, 2.0):
         run_iteration(run, {'episode_return': value, 'num_episodes': 1})
     run.close()
     assert f'{NAME}_best.ckpt' in os.listdir(elsewhere) and f'{NAME}_best.ckpt' not in os.listdir(tmp_path / 'experiment')
-    resumed = Experiment(settings(tmp_path, load_checkpoint_kind='best', **options), VECTOR_ENV)
+    resumed = Experiment(settings(tmp_path, load_checkpoint_kind='best', **options), VECTOR_ENV).begin()
     resumed.close()
     assert f'Resuming from {elsewhere}/{NAME}_best.ckpt: iteration 2, 20 env steps' in capsys.readouterr().out
 
 
 def test_resuming_from_the_best_checkpoint_drops_later_rows_and_moves_later_checkpoints_aside(tmp_path, capsys):
-    run = Experiment(settings(tmp_path, save_best_metric='eval_return'), VECTOR_ENV)
+    run = Experiment(settings(tmp_path, save_best_metric='eval_return'), VECTOR_ENV).begin()
     for value in (1.0, 8.0, 2.0, 3.0):
         row = run_iteration(run, {'episode_return': value, 'num_episodes': 1})
     run.close()
     wall_time = float(row['wall_time'])
-    resumed = Experiment(settings(tmp_path, save_best_metric='eval_return', load_checkpoint_kind='best'), VECTOR_ENV)
+    resumed = Experiment(settings(tmp_path, save_best_metric='eval_return', load_checkpoint_kind='best'), VECTOR_ENV).begin()
     out = capsys.readouterr().out
     assert f'Resuming from {tmp_path}/experiment/{NAME}_best.ckpt: iteration 2, 20 env steps' in out
     assert resumed.env_steps == 20 and resumed.first_iteration == 2
@@ -185,7 +185,7 @@ def test_resuming_from_the_best_checkpoint_drops_later_rows_and_moves_later_chec
 
 
 def test_resuming_best_without_a_best_checkpoint_is_refused(tmp_path):
-    run = Experiment(settings(tmp_path), VECTOR_ENV)
+    run = Experiment(settings(tmp_path), VECTOR_ENV).begin()
     run_iteration(run)
     run.close()
     with pytest.raises(checkpoint.CheckpointError, match='holds no best checkpoint yet.*--load_checkpoint_kind=latest'):
@@ -208,7 +208,7 @@ def _read_only(*args, **kwargs):
     (_read_only, 'tempfile.mkstemp', 'Permission denied'),
 ])  # fmt: skip
 def test_a_failed_checkpoint_write_keeps_the_previous_one_and_ends_with_one_line(tmp_path, monkeypatch, failure, patched, reason):
-    run = Experiment(settings(tmp_path), VECTOR_ENV)
+    run = Experiment(settings(tmp_path), VECTOR_ENV).begin()
     run_iteration(run)
     monkeypatch.setattr(f'deep_rl_zoo.checkpoint.{patched}', failure)
     with pytest.raises(checkpoint.CheckpointError) as error:
@@ -237,7 +237,7 @@ class StopRequest:
 
 
 def test_a_stop_writes_a_checkpoint_of_the_state_at_the_stop_and_exits_130(tmp_path, capsys):
-    run = Experiment(settings(tmp_path), VECTOR_ENV)
+    run = Experiment(settings(tmp_path), VECTOR_ENV).begin()
     next(iter(run.iterations))
     for _ in range(4):
         run.record_train_step(1, [], OBSERVATION)
@@ -251,7 +251,7 @@ def test_a_stop_writes_a_checkpoint_of_the_state_at_the_stop_and_exits_130(tmp_p
     err = capsys.readouterr().err
     assert f'Checkpoint at the stop: {tmp_path}/experiment/{NAME}_0_at4.ckpt' in err
     assert f'Interrupted (SIGTERM): stopping 2 actors; the last checkpoint is in {tmp_path}/experiment' in err
-    resumed = Experiment(settings(tmp_path), VECTOR_ENV)
+    resumed = Experiment(settings(tmp_path), VECTOR_ENV).begin()
     assert (resumed.first_iteration, resumed.env_steps) == (0, 4)
     assert next(resumed.iterations) == 0 and resumed.steps_left() == 6  # the rest of iteration 0
     resumed.close()
@@ -261,7 +261,7 @@ def test_a_checkpoint_at_the_stop_that_cannot_finish_in_time_is_abandoned(tmp_pa
     monkeypatch.setattr(experiment, 'STOP_SAVE_SECONDS', 0.2)
     release = threading.Event()
     monkeypatch.setattr(experiment.checkpoint, 'save_checkpoint', lambda *args, **kwargs: release.wait(5))
-    run = Experiment(settings(tmp_path), VECTOR_ENV)
+    run = Experiment(settings(tmp_path), VECTOR_ENV).begin()
     run.stop_request = StopRequest()
     start = time.monotonic()
     with pytest.raises(SystemExit):
@@ -273,7 +273,7 @@ def test_a_checkpoint_at_the_stop_that_cannot_finish_in_time_is_abandoned(tmp_pa
 
 
 def test_evaluation_notices_the_stop(tmp_path):
-    run = Experiment(settings(tmp_path, num_eval_steps=100_000), VECTOR_ENV)
+    run = Experiment(settings(tmp_path, num_eval_steps=100_000), VECTOR_ENV).begin()
     env = gym_env.create_classic_vector_env('CartPole-v1', 1, 0)
     actor = types.SimpleNamespace(act=lambda observation: np.zeros(1, np.int64), observe=lambda action, step: None)
     requests = iter([False] * 30 + [True] * 1000)
@@ -292,7 +292,7 @@ def test_train_for_seconds_bounds_the_evaluation_too_and_a_long_one_shows_progre
     clock = types.ModuleType('time')
     clock.__dict__.update(vars(time), monotonic=lambda: now[0])
     monkeypatch.setattr(experiment, 'time', clock)
-    run = Experiment(settings(tmp_path, num_eval_steps=27_000, train_for_seconds=30, progress=True), VECTOR_ENV)
+    run = Experiment(settings(tmp_path, num_eval_steps=27_000, train_for_seconds=30, progress=True), VECTOR_ENV).begin()
     env = gym_env.create_classic_vector_env('CartPole-v1', 1, 0)
     played = []
 
@@ -316,7 +316,7 @@ def test_train_for_seconds_bounds_the_evaluation_too_and_a_long_one_shows_progre
 
 
 def test_train_for_env_steps_ends_the_iteration_early_with_its_checkpoint_and_row(tmp_path, capsys):
-    run = Experiment(settings(tmp_path, train_for_env_steps=25), VECTOR_ENV)
+    run = Experiment(settings(tmp_path, train_for_env_steps=25), VECTOR_ENV).begin()
     ended = []
     for iteration in run.iterations:
         while run.steps_left() > 0 and not run.should_stop():
@@ -343,14 +343,40 @@ def flag_values(tmp_path, **overrides):
     return values
 
 
+def run_settings(values, **overrides):
+    """The settings of a run of DQN from the flag `values` (the shared flags' values a run script would have)."""
+    return RunSettings.from_values('DQN', {
+        **values, 'num_train_steps': 10, 'num_eval_steps': 0, 'episodes_csv_path': '', 'use_tensorboard': True,
+        'debug_screenshots_interval': 0, 'progress': False, **overrides,
+    })  # fmt: skip
+
+
 def make_experiment_files(tmp_path, values):
     """A finished iteration of the experiment `values` name: checkpoint, config.json, log.txt, TensorBoard run."""
-    run = Experiment(RunSettings.from_values('DQN', {
-        **values, 'num_train_steps': 10, 'num_eval_steps': 0, 'episodes_csv_path': '', 'use_tensorboard': True,
-        'debug_screenshots_interval': 0, 'progress': False,
-    }), VECTOR_ENV)  # fmt: skip
+    run = Experiment(run_settings(values), VECTOR_ENV).begin()
     run_iteration(run)
     run.close()
+
+
+def snapshot(directory):
+    """Every file under `directory` with its bytes, and every folder."""
+    found = {}
+    for root, folders, names in os.walk(directory):
+        found.update({os.path.join(root, folder): 'folder' for folder in folders})
+        for name in names:
+            with open(os.path.join(root, name), 'rb') as file:
+                found[os.path.join(root, name)] = file.read()
+    return found
+
+
+def begin_session(values):
+    """A session of the experiment `values` name that begins and ends at once, without TensorBoard; returns the
+    snapshot of `train_dir` and `runs_dir` taken after the experiment was made, before it began."""
+    run = Experiment(run_settings(values, use_tensorboard=False), VECTOR_ENV)
+    before = {**snapshot(values['train_dir']), **snapshot(values['runs_dir'])}
+    run.begin()
+    run.close()
+    return before
 
 
 def test_an_output_directory_must_be_a_writable_directory_or_creatable(tmp_path):
@@ -379,22 +405,28 @@ def test_default_experiment_name_directory_and_files(tmp_path):
     assert log.startswith('=== ') and f'iteration 0: env steps 10, train return nan, eval return nan, checkpoint {directory}' in log
 
 
-def test_restart_moves_the_experiment_aside_and_overwrite_deletes_it(tmp_path, capsys):
+def test_restart_moves_the_experiment_aside_and_overwrite_deletes_it_when_the_run_begins(tmp_path, capsys):
     values = flag_values(tmp_path)
     make_experiment_files(tmp_path, values)
     directory = tmp_path / 'train' / NAME
-    assert experiment.prepare('DQN', {**values, 'restart_behavior': 'restart'}, frozenset()) == {**values, 'restart_behavior': 'restart'}
-    assert not directory.exists()
+    unchanged = {**snapshot(tmp_path / 'train'), **snapshot(tmp_path / 'runs')}
+    restart = {**values, 'restart_behavior': 'restart'}
+    assert experiment.prepare('DQN', restart, frozenset()) == restart
+    assert begin_session(restart) == unchanged  # nothing moves before the run begins
     (moved,) = [path for path in (tmp_path / 'train').iterdir() if path.name.startswith(f'{NAME}_old_')]
     assert f'{NAME}_0.ckpt' in os.listdir(moved) and 'config.json' in os.listdir(moved)
+    assert sorted(os.listdir(directory)) == ['config.json', 'log.txt']  # the new session's
     assert f'restart: moved {directory} of experiment {NAME} to {moved}' in capsys.readouterr().out
 
     (board,) = [name for name in os.listdir(tmp_path / 'runs') if name.startswith(f'{NAME}_old_')]  # its TensorBoard folder too
     assert sorted(os.listdir(tmp_path / 'runs')) == [board] and sorted(os.listdir(tmp_path / 'runs' / board)) == ['eval', 'train']
 
     make_experiment_files(tmp_path, values)
-    experiment.prepare('DQN', {**values, 'restart_behavior': 'overwrite'}, frozenset())
-    assert not directory.exists() and moved.exists()  # only the experiment's own files go
+    overwrite = {**values, 'restart_behavior': 'overwrite'}
+    experiment.prepare('DQN', overwrite, frozenset())
+    assert (directory / f'{NAME}_0.ckpt').exists() and (tmp_path / 'runs' / NAME).exists()
+    begin_session(overwrite)
+    assert sorted(os.listdir(directory)) == ['config.json', 'log.txt'] and moved.exists()  # only the experiment's own files go
     assert os.listdir(tmp_path / 'runs') == [board]
     out = capsys.readouterr().out
     assert f'overwrite: deleted {directory} of experiment {NAME}' in out and f'overwrite: deleted {tmp_path / "runs" / NAME} of experiment' in out
@@ -404,10 +436,39 @@ def test_restart_with_a_separate_checkpoint_dir_moves_only_this_runs_files(tmp_p
     values = flag_values(tmp_path, checkpoint_dir=str(tmp_path / 'ck'))
     make_experiment_files(tmp_path, values)
     (tmp_path / 'ck' / 'other.txt').write_text('not ours')
-    experiment.prepare('DQN', {**values, 'restart_behavior': 'restart'}, frozenset())
+    begin_session({**values, 'restart_behavior': 'restart'})
     names = sorted(os.listdir(tmp_path / 'ck'))
     assert names[1] == 'other.txt' and names[0].startswith('old_') and len(names) == 2
     assert sorted(os.listdir(tmp_path / 'ck' / names[0])) == [f'{NAME}_0.ckpt', 'DQN_CartPole-v1_results.csv']
+
+
+def test_a_session_that_never_begins_changes_nothing_of_the_experiment(tmp_path, capsys):
+    """Issue 23: a session whose run fails to start (no Ray cluster answers, ...) is made and closed without `begin()`.
+    Had it begun, resuming from iteration 0 would have moved iteration 1's checkpoint aside, dropped its results row,
+    hidden its TensorBoard events, written config.json and log.txt."""
+    values = flag_values(tmp_path, num_iterations=3)
+    first = Experiment(run_settings(values), VECTOR_ENV).begin()
+    run_iteration(first)
+    run_iteration(first)
+    first.close()
+    unchanged = {**snapshot(tmp_path / 'train'), **snapshot(tmp_path / 'runs')}
+    older = str(tmp_path / 'train' / NAME / f'{NAME}_0.ckpt')
+    capsys.readouterr()
+
+    never = Experiment(run_settings({**values, 'load_checkpoint_file': older, 'learning_rate': 0.5}), VECTOR_ENV)
+    assert isinstance(sys.stdout, experiment._Tee)  # the console is recorded for the log from here on
+    assert (never.first_iteration, never.env_steps) == (1, 10) and never.resumed_state is not None  # read, and checked
+    with pytest.raises(RuntimeError, match=r'call Experiment.begin\(\) once the run has started'):
+        next(never.iterations)
+    never.close()
+    assert not isinstance(sys.stdout, experiment._Tee) and not isinstance(sys.stderr, experiment._Tee)
+    assert {**snapshot(tmp_path / 'train'), **snapshot(tmp_path / 'runs')} == unchanged
+    assert capsys.readouterr().out == f'Resuming from {older}: iteration 1, 10 env steps\n'
+
+    begun = Experiment(run_settings({**values, 'load_checkpoint_file': older, 'learning_rate': 0.5}), VECTOR_ENV).begin()
+    begun.close()  # the same session begun: now it does all that
+    assert f'{NAME}_1.ckpt' not in os.listdir(tmp_path / 'train' / NAME)
+    assert json.loads((tmp_path / 'train' / NAME / 'config.json').read_text())['flags']['learning_rate'] == 0.5
 
 
 def test_resume_reloads_the_saved_config_and_explicit_flags_override_it(tmp_path, capsys):
@@ -441,7 +502,7 @@ def test_appo_resumes_from_its_saved_sample_factory_flags_translated_again(tmp_p
 
     first, values = appo.experiment_values('atari', appo_script_values(tmp_path), frozenset({'environment_name'}))
     assert (values['environment_name'], values['num_iterations'], values['train_for_env_steps'], values['max_policy_lag']) == ('Amidar', 25, 25_000_000, 31)
-    run = Experiment(RunSettings.from_values('APPO', values, config_flags=first), VECTOR_ENV)
+    run = Experiment(RunSettings.from_values('APPO', values, config_flags=first), VECTOR_ENV).begin()
     run_iteration(run)
     run.close()
     config = tmp_path / 'train' / 'APPO_Amidar' / 'config.json'
@@ -456,7 +517,7 @@ def test_appo_resumes_from_its_saved_sample_factory_flags_translated_again(tmp_p
     assert (resumed['num_epochs'], resumed['max_policy_lag'], resumed['train_for_env_steps'], resumed['num_iterations']) == (4, 1000, 100_000_000, 30)
     assert (values['num_iterations'], values['train_for_env_steps'], values['max_policy_lag'], values['num_actors']) == (30, 25_000_000, 31, 16)
     assert capsys.readouterr().out.splitlines() == [f'resume: --num_iterations=30 from the command line overrides 10 of {config}']
-    again = Experiment(RunSettings.from_values('APPO', values, config_flags=resumed), VECTOR_ENV)
+    again = Experiment(RunSettings.from_values('APPO', values, config_flags=resumed), VECTOR_ENV).begin()
     again.close()
     assert again.first_iteration == 1 and again.env_steps == 10
 
@@ -488,7 +549,7 @@ def test_tensorboard_shows_one_continuing_curve_per_experiment_over_its_sessions
 
     def session(returns, **overrides):
         later.offset += 10
-        run = Experiment(settings(tmp_path, use_tensorboard=True, **overrides), VECTOR_ENV)
+        run = Experiment(settings(tmp_path, use_tensorboard=True, **overrides), VECTOR_ENV).begin()
         for value, iteration in zip(returns, run.iterations):
             run.record_train_step(10, [(value, 10)], OBSERVATION)
             run.end_iteration(iteration, state(), 0, {}, {}, lambda: {})
@@ -518,7 +579,7 @@ def test_the_log_holds_what_the_console_showed_before_the_experiment_started_and
             run = Experiment(RunSettings.from_values('DQN', {
                 **resolved, 'num_train_steps': 10, 'num_eval_steps': 0, 'episodes_csv_path': '', 'use_tensorboard': False,
                 'debug_screenshots_interval': 0, 'progress': False,
-            }), VECTOR_ENV)  # fmt: skip
+            }), VECTOR_ENV).begin()  # fmt: skip
             run_iteration(run)
             run.close()
             print('after the run')
@@ -546,7 +607,7 @@ class Terminal(io.StringIO):
 def test_iteration_lines_start_on_their_own_line_after_the_live_progress_line(tmp_path, monkeypatch):
     terminal = Terminal()
     monkeypatch.setattr('sys.stdout', terminal)
-    run = Experiment(settings(tmp_path, progress=True, experiment_dir=''), VECTOR_ENV)
+    run = Experiment(settings(tmp_path, progress=True, experiment_dir=''), VECTOR_ENV).begin()
     run_iteration(run)
     run.close()
     text = terminal.getvalue()
@@ -555,11 +616,11 @@ def test_iteration_lines_start_on_their_own_line_after_the_live_progress_line(tm
 
 
 def test_a_resumed_run_shows_the_whole_run_s_counts_on_its_progress_line(tmp_path, capsys):
-    run = Experiment(settings(tmp_path, num_iterations=3), VECTOR_ENV)
+    run = Experiment(settings(tmp_path, num_iterations=3), VECTOR_ENV).begin()
     run_iteration(run)
     run.close()
     capsys.readouterr()
-    again = Experiment(settings(tmp_path, num_iterations=3, progress=True), VECTOR_ENV)
+    again = Experiment(settings(tmp_path, num_iterations=3, progress=True), VECTOR_ENV).begin()
     next(again.iterations)
     again.record_train_step(1, [], OBSERVATION)  # the first update prints at once
     again.close()
@@ -568,7 +629,7 @@ def test_a_resumed_run_shows_the_whole_run_s_counts_on_its_progress_line(tmp_pat
 
 def test_the_no_learning_note_counts_sequences_for_a_sequence_replay(tmp_path):
     flags = {'environment_name': 'CartPole-v1', 'min_replay_size': 100, 'unroll_length': 16, 'priority_eta': 0.9}
-    run = Experiment(settings(tmp_path, flags=flags), VECTOR_ENV)
+    run = Experiment(settings(tmp_path, flags=flags), VECTOR_ENV).begin()
     assert run.learning_not_started_note(0) == (
         'no learning yet: learning starts once replay holds --min_replay_size=100 sequences of --unroll_length=16 steps; this run is at env step 0'
     )
@@ -577,10 +638,10 @@ def test_the_no_learning_note_counts_sequences_for_a_sequence_replay(tmp_path):
 
 
 def test_running_a_finished_experiment_again_says_how_to_train_on(tmp_path, capsys):
-    run = Experiment(settings(tmp_path, num_iterations=1), VECTOR_ENV)
+    run = Experiment(settings(tmp_path, num_iterations=1), VECTOR_ENV).begin()
     run_iteration(run)
     run.close()
-    again = Experiment(settings(tmp_path, num_iterations=1), VECTOR_ENV)
+    again = Experiment(settings(tmp_path, num_iterations=1), VECTOR_ENV).begin()
     assert list(again.iterations) == []
     again.close()
     assert capsys.readouterr().out.splitlines()[-1] == (
@@ -590,7 +651,7 @@ def test_running_a_finished_experiment_again_says_how_to_train_on(tmp_path, caps
 
 
 def test_an_evaluation_without_a_finished_episode_and_a_replay_agent_yet_to_learn_say_why(tmp_path, capsys):
-    run = Experiment(settings(tmp_path, num_eval_steps=5, flags={'environment_name': 'CartPole-v1', 'environment_kind': 'classic', 'seed': 1, 'min_replay_size': 1000}), VECTOR_ENV)
+    run = Experiment(settings(tmp_path, num_eval_steps=5, flags={'environment_name': 'CartPole-v1', 'environment_kind': 'classic', 'seed': 1, 'min_replay_size': 1000}), VECTOR_ENV).begin()
     env = gym_env.create_classic_vector_env('CartPole-v1', 1, 0)
     actor = types.SimpleNamespace(act=lambda observation: np.zeros(1, np.int64), observe=lambda action, step: None)
     try:

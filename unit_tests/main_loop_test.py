@@ -210,7 +210,7 @@ def test_run_settings_from_values_defaults_results_csv_into_checkpoint_dir():
 
 
 def test_end_iteration_writes_csv_row_and_checkpoint(tmp_path):
-    experiment = Experiment(settings(tmp_path), VECTOR_ENV)
+    experiment = Experiment(settings(tmp_path), VECTOR_ENV).begin()
     assert list(experiment.iterations) == [0, 1]
     experiment.record_train_step(4, [], np.zeros((1, 4), np.float32))
     experiment.record_train_step(4, [(10.0, 5), (20.0, 3)], np.zeros((1, 4), np.float32))
@@ -249,7 +249,7 @@ def test_end_iteration_writes_csv_row_and_checkpoint(tmp_path):
 
 
 def test_end_iteration_without_eval_steps_skips_evaluation(tmp_path):
-    experiment = Experiment(settings(tmp_path, num_eval_steps=0, episodes_csv_path=''), VECTOR_ENV)
+    experiment = Experiment(settings(tmp_path, num_eval_steps=0, episodes_csv_path=''), VECTOR_ENV).begin()
     experiment.record_train_step(10, [], np.zeros((1, 4), np.float32))
 
     def evaluate():
@@ -265,12 +265,12 @@ def test_end_iteration_without_eval_steps_skips_evaluation(tmp_path):
 
 
 def test_experiment_resumes_counters_from_checkpoint(tmp_path):
-    first = Experiment(settings(tmp_path), VECTOR_ENV)
+    first = Experiment(settings(tmp_path), VECTOR_ENV).begin()
     first.record_train_step(10, [], np.zeros((1, 4), np.float32))
     first.end_iteration(0, {'x': torch.ones(1)}, 3, {}, {}, lambda: {})
     first.close()
     resumed = Experiment(
-        settings(tmp_path, num_iterations=3, load_checkpoint_file=str(tmp_path / 'checkpoints' / 'DQN_CartPole-v1_0.ckpt')), VECTOR_ENV)
+        settings(tmp_path, num_iterations=3, load_checkpoint_file=str(tmp_path / 'checkpoints' / 'DQN_CartPole-v1_0.ckpt')), VECTOR_ENV).begin()
     assert resumed.env_steps == 10 and resumed.first_iteration == 1
     assert list(resumed.iterations) == [1, 2]
     torch.testing.assert_close(resumed.resumed_state['x'], torch.ones(1))
@@ -278,7 +278,7 @@ def test_experiment_resumes_counters_from_checkpoint(tmp_path):
 
 
 def test_experiment_refuses_checkpoint_of_other_environment(tmp_path):
-    first = Experiment(settings(tmp_path), VECTOR_ENV)
+    first = Experiment(settings(tmp_path), VECTOR_ENV).begin()
     first.end_iteration(0, {'x': torch.ones(1)}, 0, {}, {}, lambda: {})
     first.close()
     with pytest.raises(checkpoint.CheckpointError, match='written for environment CartPole-v1, not Acrobot-v1'):
@@ -291,7 +291,7 @@ def test_experiment_refuses_checkpoint_of_other_environment(tmp_path):
 
 
 def test_evaluate_logs_whole_episodes(tmp_path):
-    experiment = Experiment(settings(tmp_path, num_eval_steps=60), VECTOR_ENV)
+    experiment = Experiment(settings(tmp_path, num_eval_steps=60), VECTOR_ENV).begin()
     expected = episode_lengths_by_hand(60)
     env = cartpole()
     try:
@@ -331,7 +331,7 @@ def test_greedy_evaluation_of_breakout_ends_whole_games(tmp_path, use_python_wra
 
 
 def test_screenshot_of_atari_frame_stack_is_logged(tmp_path):
-    experiment = Experiment(settings(tmp_path, debug_screenshots_interval=5, use_tensorboard=True), ATARI_ENV)
+    experiment = Experiment(settings(tmp_path, debug_screenshots_interval=5, use_tensorboard=True), ATARI_ENV).begin()
     written = []
     experiment.train_logger.write_screenshot = lambda env_steps, image: written.append((env_steps, image.shape))
     frames = np.zeros((1, 4, 84, 84), np.uint8)
@@ -347,7 +347,7 @@ def test_screenshot_interval_with_vector_observations_is_refused(tmp_path):
 
 
 def test_progress_with_nothing_left_to_train(tmp_path):
-    experiment = Experiment(settings(tmp_path, num_train_steps=0, num_iterations=1, progress=True), VECTOR_ENV)
+    experiment = Experiment(settings(tmp_path, num_train_steps=0, num_iterations=1, progress=True), VECTOR_ENV).begin()
     assert list(experiment.iterations) == [0]
     experiment.close()
 
@@ -515,12 +515,12 @@ def test_no_iteration_starts_after_train_for_seconds(tmp_path, capsys, monkeypat
     clock = types.ModuleType('time')
     clock.__dict__.update(vars(time), monotonic=lambda: now[0])
     monkeypatch.setattr(experiment_lib, 'time', clock)
-    experiment = Experiment(settings(tmp_path, num_iterations=5, train_for_seconds=0.2), VECTOR_ENV)
+    experiment = Experiment(settings(tmp_path, num_iterations=5, train_for_seconds=0.2), VECTOR_ENV).begin()
     started = []
     for iteration in experiment.iterations:
         started.append(iteration)
         now[0] += 0.15
     assert started == [0, 1]  # 0.15 s in, iteration 1 may start; 0.3 s in, iteration 2 may not
     assert 'Stopping after iteration 1: 0 s of training reached the budget of 0 s' in capsys.readouterr().out
-    assert list(Experiment(settings(tmp_path, num_iterations=3), VECTOR_ENV).iterations) == [0, 1, 2]  # 0: no budget
+    assert list(Experiment(settings(tmp_path, num_iterations=3), VECTOR_ENV).begin().iterations) == [0, 1, 2]  # 0: no budget
     experiment.close()
