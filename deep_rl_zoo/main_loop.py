@@ -247,10 +247,11 @@ def run_actors_and_learner(
     The experiment's files are written from `experiment.begin()` on, once the actor pool has started (Ray's actors
     placed and built): a run that fails before (no Ray cluster, a checkpoint that does not fit) leaves them as they were.
     """
-    stop_request = distributed.StopRequest()
-    experiment.stop_request = stop_request
     try:
-        pool, parameters = _start_actor_pool(experiment, learner, make_actor, rollout_spec, num_actors, actors_on_gpu, asynchronous, restart_actors)
+        pool, parameters = _actor_pool(experiment, learner, make_actor, rollout_spec, num_actors, actors_on_gpu, asynchronous, restart_actors)
+        stop_request = distributed.StopRequest()  # after the Ray pool's connection: Ray sets signal handlers of its own
+        experiment.stop_request = stop_request
+        pool.start()  # Ray's: waits until every actor is placed and built (and stops them if one is not)
     except BaseException:
         experiment.close()
         eval_env.close()
@@ -320,7 +321,7 @@ def run_actors_and_learner(
         eval_env.close()
 
 
-def _start_actor_pool(
+def _actor_pool(
     experiment: Experiment,
     learner: Learner,
     make_actor: Callable[[int, torch.device], distributed.RolloutActor],
@@ -330,9 +331,8 @@ def _start_actor_pool(
     asynchronous: Optional[AsyncSettings],
     restart_actors: bool,
 ) -> tuple[Any, Any]:
-    """The learner with the resumed state, and the started actor pool (local processes, or Ray actors with
-    `--backend=ray`) with its parameter broadcast: (pool, parameters). A Ray pool that fails to start has stopped its
-    actors and left the cluster."""
+    """The learner with the resumed state, and the actor pool, not started (local processes, or Ray actors with
+    `--backend=ray`), with its parameter broadcast: (pool, parameters)."""
     if experiment.resumed_state is not None:
         checkpoint.load_state(learner, experiment.resumed_state, 'the checkpoint this run resumes from')
     experiment.restore_replay(learner)
@@ -347,15 +347,12 @@ def _start_actor_pool(
         def log_statistics(statistics: dict[str, float]) -> None:
             experiment.train_logger.write_learner_statistics(learner.learner_steps, statistics)
 
-        ray_pool = ray_backend.RayActorPool(
+        pool = ray_backend.RayActorPool(
             make_actor, rollout_spec, num_actors, num_buffers, experiment.settings.flags,
             asynchronous=asynchronous is not None, restart_actors=restart_actors, log_statistics=log_statistics,
         )  # fmt: skip
-        ray_pool.start()  # waits until every actor is placed and built
-        return ray_pool, ray_pool.parameters
-    pool = distributed.ActorPool(make_actor, parameters, buffers, devices, context, asynchronous=asynchronous is not None, restart_actors=restart_actors)
-    pool.start()
-    return pool, parameters
+        return pool, pool.parameters
+    return distributed.ActorPool(make_actor, parameters, buffers, devices, context, asynchronous=asynchronous is not None, restart_actors=restart_actors), parameters
 
 
 def train_actors_and_learner(
