@@ -318,7 +318,7 @@ def test_greedy_evaluation_of_breakout_ends_whole_games(tmp_path, use_python_wra
     """A greedy policy that never presses FIRE still ends Breakout games (the environment fires after a lost life),
     so the evaluation scores whole games instead of nan."""
     flags = {'environment_name': 'Breakout', 'environment_kind': 'atari', 'seed': 1}
-    experiment = Experiment(settings(tmp_path, environment_name='Breakout', num_eval_steps=200, flags=flags), ATARI_ENV)
+    experiment = Experiment(settings(tmp_path, environment_name='Breakout', num_eval_steps=200, flags=flags), ATARI_ENV).begin()
     env = gym_env.create_atari_vector_env('Breakout', 1, seed=main_loop.EVAL_SEED_OFFSET, use_python_wrappers=use_python_wrappers)
     try:
         result = experiment.evaluate(PolicyGreedyActor(NoopLogits()), env)
