@@ -1,11 +1,14 @@
 """RecurrentQNetwork (DRQN): shapes, unrolling equals stepping, episode-start resets per environment, the Atari
-network on single uint8 frames, and bad input; R2D2's network: the previous action and reward reach its LSTM."""
+network on single uint8 frames, and bad input; R2D2's network: the previous action and reward reach its LSTM; the
+Atari networks of DRQN, R2D2 and NGU: a learner's T x B frames as one channels-last batch, with the same numbers."""
 
 import pytest
 import torch
 
-from deep_rl_zoo.networks.common import MlpTorso
-from deep_rl_zoo.networks.recurrent_value import PreviousStep, mlp_recurrent_dueling_q_network
+from deep_rl_zoo.networks import common
+from deep_rl_zoo.networks.common import CHANNELS_LAST_MIN_BATCH, MlpTorso
+from deep_rl_zoo.networks.ngu import StepInputs, ngu_networks
+from deep_rl_zoo.networks.recurrent_value import PreviousStep, mlp_recurrent_dueling_q_network, nature_cnn_recurrent_dueling_q_network
 from deep_rl_zoo.networks.value import RecurrentQNetwork, mlp_recurrent_q_network, nature_cnn_recurrent_q_network
 
 
@@ -108,3 +111,39 @@ def test_r2d2_network_feeds_the_previous_action_and_reward_to_its_lstm():
     assert torch.equal(q_other[:2], q[:2].detach()) and not torch.allclose(q_other[2:], q[2:].detach())
     with pytest.raises(ValueError, match=r'previous reward must have shape \[T, B\]=\(5, 2\)'):
         net(observation, PreviousStep(previous.action, torch.zeros(5, 1)))
+
+
+def r2d2_atari(num_steps, batch_size):
+    return nature_cnn_recurrent_dueling_q_network(6, 4), (PreviousStep(torch.zeros(num_steps, batch_size, dtype=torch.long), torch.zeros(num_steps, batch_size)),)
+
+
+def ngu_atari(num_steps, batch_size):
+    zeros = torch.zeros(num_steps, batch_size)
+    return ngu_networks('atari', (4, 84, 84), 6, 4).q, (StepInputs(zeros.long(), zeros, zeros, zeros.long() + 2),)
+
+
+def drqn_atari(num_steps, batch_size):
+    return nature_cnn_recurrent_q_network(6, frame_stack=4), ()
+
+
+@pytest.mark.parametrize('make', [r2d2_atari, ngu_atari, drqn_atari], ids=['r2d2', 'ngu', 'drqn'])
+def test_atari_recurrent_q_networks_fold_time_into_one_channels_last_batch_with_the_same_numbers(make, monkeypatch):
+    """A learner's T x B frames (a time-major view of a batch-major replay batch) reach the Nature CNN as one batch of
+    T * B frames, channels-last from CHANNELS_LAST_MIN_BATCH frames on, with the Q-values of the plain layout to 1e-5;
+    an actor's few frames stay in the plain layout."""
+    num_steps, batch_size = 8, CHANNELS_LAST_MIN_BATCH // 8
+    torch.manual_seed(0)
+    net, inputs = make(num_steps, batch_size)
+    layouts = []
+    net.torso.convs.register_forward_pre_hook(lambda module, args: layouts.append((args[0].shape[0], args[0].is_contiguous(memory_format=torch.channels_last))))
+    frames = torch.randint(0, 256, (batch_size, num_steps, 4, 84, 84), dtype=torch.uint8).transpose(0, 1)
+    state = tuple(0.1 * torch.randn(batch_size, net.hidden_size) for _ in range(2))
+    with torch.no_grad():
+        q, (h, c) = net(frames, *inputs, state)
+        monkeypatch.setattr(common, 'CHANNELS_LAST_MIN_BATCH', 10**6)  # the plain layout for every batch
+        q_plain, (h_plain, c_plain) = net(frames, *inputs, state)
+        monkeypatch.undo()
+        net(frames[:1], *(type(part)(*(x[:1] for x in part)) for part in inputs), state)  # an actor's step: B frames
+    assert layouts == [(num_steps * batch_size, True), (num_steps * batch_size, False), (batch_size, False)]
+    for mine, plain in ((q, q_plain), (h, h_plain), (c, c_plain)):
+        torch.testing.assert_close(mine, plain, rtol=1e-5, atol=1e-5)

@@ -252,6 +252,44 @@ def test_scaled_frames_are_the_same_numbers_in_channels_last_layout_for_learner_
         torch.testing.assert_close(torso(frames)[:8], torso(frames[:8]), rtol=1e-4, atol=1e-5)
 
 
+def test_scaled_frames_write_a_new_array_in_float32_or_in_bfloat16_the_float32_numbers_rounded():
+    from deep_rl_zoo.networks.common import scaled_frames
+
+    every_value = torch.arange(256, dtype=torch.uint8).view(4, 1, 8, 8)
+    exact = every_value.float() / 255.0
+    assert torch.equal(scaled_frames(every_value), exact)
+    in_bfloat16 = scaled_frames(every_value, torch.bfloat16)  # what autocast would cast float32 frames to
+    assert in_bfloat16.dtype == torch.bfloat16 and torch.equal(in_bfloat16, exact.to(torch.bfloat16))
+    floats = exact * 255.0
+    assert torch.equal(scaled_frames(floats), exact) and torch.equal(floats, exact * 255.0)  # divided in its own copy
+
+
+def test_fold_time_copies_a_learners_frames_once_straight_into_channels_last():
+    from deep_rl_zoo.networks.common import CHANNELS_LAST_MIN_BATCH, channels_last, channels_last_steps, fold_time
+
+    batch_size = CHANNELS_LAST_MIN_BATCH // 4
+    frames = torch.randint(0, 256, (batch_size, 8, 4, 84, 84), dtype=torch.uint8).transpose(0, 1)  # [T, B] view of [B, T]
+    folded = fold_time(frames, frames=True)
+    assert folded.shape == (8 * batch_size, 4, 84, 84) and torch.equal(folded, frames.flatten(0, 1))
+    assert folded.is_contiguous(memory_format=torch.channels_last) and channels_last(folded).data_ptr() == folded.data_ptr()  # no second copy
+    # Frames laid out [T, B, H, W, C] once (`channels_last_steps`) fold without a copy, any run of steps of them;
+    # fewer than CHANNELS_LAST_MIN_BATCH frames in the plain layout.
+    steps = channels_last_steps(frames)
+    assert torch.equal(steps, frames)
+    for run in (slice(None), slice(4, None)):
+        assert fold_time(steps[run], frames=True).data_ptr() == steps[run].data_ptr()
+        assert torch.equal(fold_time(steps[run], frames=True), frames[run].flatten(0, 1))
+    few = fold_time(steps[:2], frames=True)
+    assert few.is_contiguous() and torch.equal(few, frames[:2].flatten(0, 1))
+    actor_step = frames[:1]
+    assert channels_last_steps(actor_step) is actor_step  # too few frames to lay out
+    # A torso of other inputs, or an actor's few frames: time folded in the layout they have.
+    for observation, as_frames in ((frames, False), (frames[:1], True)):
+        assert torch.equal(fold_time(observation, as_frames), observation.flatten(0, 1))
+        assert not fold_time(observation, as_frames).is_contiguous(memory_format=torch.channels_last)
+    assert fold_time(torch.zeros(8, 4, 3), True).shape == (32, 3)
+
+
 def test_bf16_torsos_run_the_nature_cnn_in_bfloat16_only_within_and_hand_on_float32_features():
     from deep_rl_zoo.networks.common import NatureCnnTorso, bf16_torsos
 

@@ -28,9 +28,35 @@ def channels_last(frames: torch.Tensor) -> torch.Tensor:
     return frames
 
 
-def scaled_frames(frames: torch.Tensor) -> torch.Tensor:
-    """uint8 frames [B, C, H, W] as floats in [0, 1], channels-last for large batches (see CHANNELS_LAST_MIN_BATCH)."""
-    return channels_last(frames).float() / 255.0
+def scaled_frames(frames: torch.Tensor, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """uint8 frames [B, C, H, W] as floats of `dtype` in [0, 1], channels-last for large batches (see
+    CHANNELS_LAST_MIN_BATCH). Divided in place in the converted copy: the same numbers as `frames.float() / 255`,
+    without a second array of the batch's size to allocate and fill."""
+    return channels_last(frames).to(dtype, copy=True).div_(255.0)
+
+
+def fold_time(observation: torch.Tensor, frames: bool) -> torch.Tensor:
+    """Observations [T, B, ...] as one batch [T * B, ...] for a torso. With `frames` (a torso of uint8 frame stacks
+    that takes large batches channels-last, `scaled_frames`), stacks [T, B, C, H, W] of at least
+    CHANNELS_LAST_MIN_BATCH frames are copied once, straight into channels-last layout: the learners' time-major
+    view of a replay's [B, T] batch is copied to fold it anyway, and converting the folded frames would copy them
+    again (the same frames either way). Fewer frames are folded in the plain layout, as the torso takes them."""
+    num_frames = observation.shape[0] * observation.shape[1]
+    if not frames or observation.dim() != 5:
+        return observation.flatten(0, 1)
+    if num_frames < CHANNELS_LAST_MIN_BATCH:
+        return observation.flatten(0, 1).contiguous()  # even from `channels_last_steps`' layout
+    channels, height, width = observation.shape[2:]
+    return observation.permute(0, 1, 3, 4, 2).reshape(num_frames, height, width, channels).permute(0, 3, 1, 2)
+
+
+def channels_last_steps(frames: torch.Tensor) -> torch.Tensor:
+    """Frame stacks [T, B, C, H, W] as a view of one copy laid out [T, B, H, W, C]: `fold_time` then folds any run of
+    its steps into a channels-last batch without copying (a sequence learner's online unroll, burn-in then the rest,
+    and its target unroll fold the same frames three times). Fewer than CHANNELS_LAST_MIN_BATCH frames as they are."""
+    if frames.shape[0] * frames.shape[1] < CHANNELS_LAST_MIN_BATCH:
+        return frames
+    return frames.permute(0, 1, 3, 4, 2).contiguous().permute(0, 1, 4, 2, 3)
 
 
 _BF16_TORSOS = contextvars.ContextVar('bf16_torsos', default=False)
@@ -107,7 +133,8 @@ class NatureCnnTorso(nn.Module):
         if not _BF16_TORSOS.get():
             return self.fc(self.convs(scaled_frames(frames)))
         with torch.autocast(frames.device.type, dtype=torch.bfloat16):
-            features = self.fc(self.convs(scaled_frames(frames)))
+            # Scaled straight to bfloat16: the numbers autocast would cast float32 frames to, half the bytes to write.
+            features = self.fc(self.convs(scaled_frames(frames, torch.bfloat16)))
         return features.float()
 
 

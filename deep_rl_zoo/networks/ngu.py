@@ -18,7 +18,7 @@ from torch import nn
 from deep_rl_zoo.networks.common import MlpTorso, NatureCnnTorso
 from deep_rl_zoo.networks.curiosity import MiniGridTorso, RandomNetworkDistillation, rnd_for
 from deep_rl_zoo.networks.recurrent_value import DuelingHead, lstm_size
-from deep_rl_zoo.networks.value import sequence_dims, unroll_lstm
+from deep_rl_zoo.networks.value import sequence_dims, step_features, unroll_lstm
 
 EMBEDDING_SIZE = 32  # the paper's controllable-state embedding
 
@@ -56,8 +56,8 @@ class NguQNetwork(nn.Module):
         state: tuple[torch.Tensor, torch.Tensor] | None = None,
         first: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
-        num_steps, batch_size = sequence_dims(observation, *zip(StepInputs._fields, inputs))
-        features = self.torso(observation.flatten(0, 1)).view(num_steps, batch_size, -1)
+        sequence_dims(observation, *zip(StepInputs._fields, inputs))
+        features = step_features(self.torso, observation)
         features = torch.cat(
             [
                 features,

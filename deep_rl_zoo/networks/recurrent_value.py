@@ -9,7 +9,7 @@ from torch import nn
 
 from deep_rl_zoo.networks.common import MlpTorso, NatureCnnTorso
 from deep_rl_zoo.networks.curiosity import MiniGridTorso
-from deep_rl_zoo.networks.value import dueling_aggregate, sequence_dims, unroll_lstm
+from deep_rl_zoo.networks.value import dueling_aggregate, sequence_dims, step_features, unroll_lstm
 
 
 class PreviousStep(NamedTuple):
@@ -62,8 +62,8 @@ class RecurrentDuelingQNetwork(nn.Module):
         state: tuple[torch.Tensor, torch.Tensor] | None = None,
         first: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
-        num_steps, batch_size = sequence_dims(observation, ('first', first), *zip(('previous action', 'previous reward'), previous))
-        features = self.torso(observation.flatten(0, 1)).view(num_steps, batch_size, -1)
+        sequence_dims(observation, ('first', first), *zip(('previous action', 'previous reward'), previous))
+        features = step_features(self.torso, observation)
         features = torch.cat(
             [features, nn.functional.one_hot(previous.action.long(), self.num_actions).to(features.dtype), previous.reward.to(features.dtype).unsqueeze(-1)],
             dim=-1,

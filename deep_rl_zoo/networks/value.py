@@ -5,7 +5,7 @@ distributions (`logits`, `quantiles`, `quantile_values`), the recurrent one take
 import torch
 from torch import nn
 
-from deep_rl_zoo.networks.common import MlpTorso, NatureCnnTorso
+from deep_rl_zoo.networks.common import MlpTorso, NatureCnnTorso, fold_time
 
 
 class QNetwork(nn.Module):
@@ -279,6 +279,13 @@ def sequence_dims(observation: torch.Tensor, *per_step: tuple[str, torch.Tensor 
     return num_steps, batch_size
 
 
+def step_features(torso: nn.Module, observation: torch.Tensor) -> torch.Tensor:
+    """The torso's features [T, B, F] of observations [T, B, ...]: one torso call over the T * B steps, time folded
+    into the batch (`common.fold_time`), so a learner's sequences reach a Nature CNN as one large channels-last batch."""
+    num_steps, batch_size = observation.shape[:2]
+    return torso(fold_time(observation, isinstance(torso, NatureCnnTorso))).view(num_steps, batch_size, -1)
+
+
 def unroll_lstm(
     lstm: nn.LSTM, features: torch.Tensor, state: tuple[torch.Tensor, torch.Tensor] | None, first: torch.Tensor | None
 ) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
@@ -332,8 +339,8 @@ class RecurrentQNetwork(nn.Module):
         state: tuple[torch.Tensor, torch.Tensor] | None = None,
         first: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
-        num_steps, batch_size = sequence_dims(observation, ('first', first))
-        features = self.torso(observation.flatten(0, 1)).view(num_steps, batch_size, -1)
+        sequence_dims(observation, ('first', first))
+        features = step_features(self.torso, observation)
         output, state = unroll_lstm(self.lstm, features, state, first)
         return self.head(output), state
 
