@@ -359,6 +359,11 @@ def define_value_learning() -> None:
     flags.DEFINE_integer('exploration_epsilon_decay_step', 100_000, 'Environment steps of the linear epsilon decay.', lower_bound=0)
     _define_eval_exploration_epsilon()
     _define_num_envs(1)
+    _define_bf16_learning()
+
+
+def _define_bf16_learning() -> None:
+    """--bf16_learning, shared by the replay-based value agents (DQN's family, R2D2's)."""
     flags.DEFINE_bool(
         'bf16_learning', False,
         "Run the Nature CNN torso of the learner's forward passes under bfloat16 autocast: faster on CPUs with AVX-512 "
@@ -476,6 +481,7 @@ def define_r2d2() -> None:
     flags.DEFINE_float('exploration_epsilon_base', 0.4, 'Ape-X epsilon ladder: environment i of N acts with base^(1 + alpha i / (N - 1)); base alone when N = 1.', lower_bound=0.0, upper_bound=1.0)
     flags.DEFINE_float('exploration_epsilon_alpha', 7.0, 'alpha of the Ape-X epsilon ladder (7 in the paper).', lower_bound=0.0)
     _define_eval_exploration_epsilon()
+    _define_bf16_learning()
 
 
 @_record_new_flags

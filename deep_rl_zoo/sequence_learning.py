@@ -20,6 +20,7 @@ from torch import nn
 from deep_rl_zoo import replay as replay_lib
 from deep_rl_zoo import trackers
 from deep_rl_zoo.greedy_actors import as_tensor
+from deep_rl_zoo.networks.common import NatureCnnTorso, bf16_torsos, channels_last_steps
 from deep_rl_zoo.replay_agent import frozen_copy
 from deep_rl_zoo.schedule import LinearSchedule
 
@@ -100,7 +101,9 @@ class SequenceLearner:
     (one stream per actor environment) and calls the agent's `learn` once per `learn_interval` env steps added since
     the replay first held `min_replay_size` sequences; an agent's `learn` samples (`sample`), unrolls (`unroll`),
     computes its loss and priorities and ends with `gradient_step`. The Q network (`q_network`; NGU's is one part of its networks) is
-    learned by Adam and copied to the target network every `target_network_update_interval` gradient steps."""
+    learned by Adam and copied to the target network every `target_network_update_interval` gradient steps. With
+    `bf16_learning` the Nature CNN torsos of both unrolls run under bfloat16 autocast (`networks.common.bf16_torsos`);
+    the LSTM, heads, losses, gradients and Adam stay float32, as does whatever an agent learns outside `unroll`."""
 
     def __init__(
         self,
@@ -119,6 +122,7 @@ class SequenceLearner:
         importance_sampling_exponent: LinearSchedule,
         max_grad_norm: float,
         count_rooms: bool = False,
+        bf16_learning: bool = False,
         device: torch.device = torch.device('cpu'),
     ):
         self.network = network.to(device)
@@ -134,6 +138,8 @@ class SequenceLearner:
         self.value_rescaling_eps = value_rescaling_eps
         self.importance_sampling_exponent = importance_sampling_exponent
         self.max_grad_norm = max_grad_norm
+        self.bf16_learning = bf16_learning
+        self.frame_torsos = any(isinstance(module, NatureCnnTorso) for module in self.q_network.modules())  # Atari's
         self.device = device
         self.rooms = trackers.RoomStatistics(active=count_rooms)
         self.env_steps = 0  # steps added to replay
@@ -174,10 +180,14 @@ class SequenceLearner:
     def unroll(self, observation: torch.Tensor, inputs: tuple, state: tuple[torch.Tensor, torch.Tensor], first_all: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """The Q-values [T + 1, B, ...] of the online network (with burn-in) and, without gradient, of the target
         network, both unrolled from the stored `state` over a batch's T + 1 observations with their `inputs` and
-        episode starts (`first_all`: `pad_first` of the steps')."""
-        q_all = unroll_with_burn_in(self.q_network, observation, inputs, state, first_all, self.burn_in)
-        with torch.no_grad():
-            q_target, _ = self.target_network(observation, inputs, state, first_all)
+        episode starts (`first_all`: `pad_first` of the steps'); their torsos in bfloat16 with `bf16_learning`. Atari
+        frames are laid out channels-last once for the three unrolls that fold them (`channels_last_steps`)."""
+        if self.frame_torsos:
+            observation = channels_last_steps(observation)
+        with bf16_torsos(self.bf16_learning):
+            q_all = unroll_with_burn_in(self.q_network, observation, inputs, state, first_all, self.burn_in)
+            with torch.no_grad():
+                q_target, _ = self.target_network(observation, inputs, state, first_all)
         return q_all, q_target
 
     def clip_gradients(self) -> dict[str, torch.Tensor]:

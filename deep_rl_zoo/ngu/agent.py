@@ -429,8 +429,8 @@ def build_learner_of(learner_class: type, extra_settings: Callable[[dict[str, An
             importance_sampling_exponent=LinearSchedule(
                 values['importance_sampling_exponent_begin_value'], values['importance_sampling_exponent_end_value'], values['importance_sampling_exponent_decay_step']
             ),
-            max_grad_norm=values['max_grad_norm'], count_rooms=gym_env.is_montezuma_revenge(values['environment_kind'], values['environment_name']), device=device,
-            **extra_settings(values),
+            max_grad_norm=values['max_grad_norm'], count_rooms=gym_env.is_montezuma_revenge(values['environment_kind'], values['environment_name']),
+            bf16_learning=values.get('bf16_learning', False), device=device, **extra_settings(values),
         )  # fmt: skip
 
     return build_learner

@@ -350,6 +350,7 @@ def build_learner(network: nn.Module, values: dict[str, Any], total_updates: int
         ),
         max_grad_norm=values['max_grad_norm'],
         count_rooms=gym_env.is_montezuma_revenge(values['environment_kind'], values['environment_name']),
+        bf16_learning=values.get('bf16_learning', False),
         device=device,
     )
 

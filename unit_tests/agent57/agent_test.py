@@ -3,13 +3,16 @@ the two networks apart (the intrinsic loss reaches no parameter the extrinsic on
 share, and the per-environment meta-controllers choosing each episode's policy on real CartPole."""
 
 import numpy as np
+import pytest
 import torch
 from torch.testing import assert_close
 
 from deep_rl_zoo import gym_env, transformed_returns
 from deep_rl_zoo.agent57 import agent
 from deep_rl_zoo.ngu import replay as ngu_replay
+from unit_tests import pong_sequences
 from unit_tests.ngu.agent_test import VALUES
+from unit_tests.r2d2.agent_test import dtypes_seen
 
 AGENT57_VALUES = {**VALUES, 'ucb_window_size': 10, 'ucb_beta': 1.0, 'ucb_epsilon': 0.0}
 
@@ -154,3 +157,22 @@ def test_the_learner_keeps_the_best_arm_of_the_window_and_evaluation_plays_it():
     network.best_arm.fill_(2)
     evaluation.reset()
     assert evaluation.policy.tolist() == [2]
+
+
+def test_bf16_learning_runs_both_q_networks_torsos_in_bfloat16_and_agrees_with_float32_on_a_fixed_batch(monkeypatch):
+    """As NGU's: each Q network's torso in bfloat16 (the LSTMs float32), each network's loss within 1% of float32's
+    and the gradient of both pointing the same way (cosine > 0.999)."""
+    learners = pong_sequences.pong_learners(agent, monkeypatch, False, True)
+    q = learners[1].network.q
+    convs = [dtypes_seen(network.torso.convs) for network in (q.extrinsic, q.intrinsic)]
+    lstms = [dtypes_seen(network.lstm) for network in (q.extrinsic, q.intrinsic)]
+    for learner in learners:
+        learner.learn()
+    assert all([output for _, output in seen] == [torch.bfloat16] * 2 for seen in convs)
+    assert all(seen == [(torch.float32, torch.float32)] * 2 for seen in lstms)
+    float32_statistics, bf16_statistics = (learner.learner_statistics() for learner in learners)
+    for name in ('loss_extrinsic', 'loss_intrinsic'):
+        assert bf16_statistics[name] == pytest.approx(float32_statistics[name], rel=0.01)
+    float32_gradient, bf16_gradient = (pong_sequences.gradient(learner.network.q) for learner in learners)
+    assert torch.nn.functional.cosine_similarity(bf16_gradient, float32_gradient, dim=0).item() > 0.999
+    assert [learner.bf16_learning for learner in learners] == [False, True]

@@ -10,6 +10,8 @@ from torch.testing import assert_close
 from deep_rl_zoo import episodic_novelty, gym_env, transformed_returns
 from deep_rl_zoo.ngu import agent
 from deep_rl_zoo.ngu import replay as ngu_replay
+from unit_tests import pong_sequences
+from unit_tests.r2d2.agent_test import dtypes_seen
 
 VALUES = {
     'seed': 3, 'num_actors': 2, 'num_envs_per_actor': 2, 'actor_update_interval': 30, 'environment_name': 'CartPole-v1', 'environment_kind': 'classic',
@@ -163,3 +165,37 @@ def test_each_sequence_of_a_policy_other_than_0_is_copied_relabelled_for_policy_
     assert relabelled.inputs.policy.tolist() == [[2, 0, 1, 0, 0]] * 4
     assert relabelled.state[0].flatten().tolist() == [1.0, 2.0, 3.0, 1.0, 3.0] and relabelled.state[1].flatten().tolist() == [4.0, 5.0, 6.0, 4.0, 6.0]
     assert relabelled.importance_weights.tolist() == [0.5, 1.0, 0.25, 0.5, 0.25] and relabelled.source.tolist() == [0, 1, 2, 0, 2]
+
+
+# ------------------------------------------------------------------------------------ bf16 learning
+
+
+def test_bf16_learning_runs_the_q_networks_torsos_in_bfloat16_and_the_embedding_and_rnd_in_float32(monkeypatch):
+    """Only the Q network's unrolls take bfloat16 torsos; the embedding network and RND learn in float32, as the actors
+    run them: RND's prediction error, the lifelong novelty, is a small difference of two networks' outputs."""
+    (learner,) = pong_sequences.pong_learners(agent, monkeypatch, True)
+    network = learner.network
+    q_convs, q_lstm = dtypes_seen(network.q.torso.convs), dtypes_seen(network.q.lstm)
+    target_convs = dtypes_seen(learner.target_network.torso.convs)
+    embedding_convs, rnd_predictor, rnd_target = (dtypes_seen(module) for module in (network.embedding.torso.convs, network.rnd.predictor, network.rnd.target))
+    learner.learn()
+    assert q_convs == [(torch.bfloat16, torch.bfloat16)] * 2 and target_convs == [(torch.bfloat16, torch.bfloat16)]  # frames scaled to bfloat16
+    assert q_lstm == [(torch.float32, torch.float32)] * 2
+    assert embedding_convs == [(torch.float32, torch.float32)] * 2  # f(x_t) and f(x_t+1)
+    assert rnd_predictor == [(torch.float32, torch.float32)] and rnd_target == [(torch.float32, torch.float32)]
+    assert all(parameter.dtype == torch.float32 for parameter in network.parameters())
+
+
+def test_bf16_learning_agrees_with_float32_on_a_fixed_batch(monkeypatch):
+    """As R2D2's: the Q loss within 1% of float32's and the Q network's gradient pointing the same way (cosine >
+    0.999); the embedding's and RND's losses, learned in float32, the same."""
+    learners = pong_sequences.pong_learners(agent, monkeypatch, False, True)
+    for learner in learners:
+        learner.learn()
+    float32_statistics, bf16_statistics = (learner.learner_statistics() for learner in learners)
+    assert bf16_statistics['loss'] == pytest.approx(float32_statistics['loss'], rel=0.01) and bf16_statistics['loss'] != float32_statistics['loss']
+    for name in ('inverse_dynamics_loss', 'rnd_loss'):
+        assert bf16_statistics[name] == float32_statistics[name]
+    float32_gradient, bf16_gradient = (pong_sequences.gradient(learner.network.q) for learner in learners)
+    assert torch.nn.functional.cosine_similarity(bf16_gradient, float32_gradient, dim=0).item() > 0.999
+    assert [learner.bf16_learning for learner in learners] == [False, True]  # the flag's value reaches the learner

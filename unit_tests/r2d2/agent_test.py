@@ -16,6 +16,7 @@ from deep_rl_zoo.networks.recurrent_value import PreviousStep, mlp_recurrent_due
 from deep_rl_zoo.r2d2 import agent
 from deep_rl_zoo.schedule import LinearSchedule
 from deep_rl_zoo.sequence_learning import apex_epsilons
+from unit_tests import pong_sequences
 from unit_tests.ppo.agent_test import RecordingEnv
 
 HIDDEN = 8
@@ -203,3 +204,49 @@ def test_loss_is_the_weighted_squared_error_to_the_transformed_targets_on_the_le
         expected += sample.weights[b] * float(sum(errors)) / 4  # summed over time, averaged over the batch (acme)
     assert loss == pytest.approx(expected, rel=1e-5)
 
+
+
+# ------------------------------------------------------------------------------------ bf16 learning
+
+
+def dtypes_seen(module):
+    """Records (input dtype, output dtype) of each call of `module` in the returned list."""
+    seen = []
+    module.register_forward_hook(lambda module, inputs, output: seen.append((inputs[0].dtype, (output[0] if isinstance(output, tuple) else output).dtype)))
+    return seen
+
+
+def test_bf16_learning_runs_only_the_unrolls_torsos_in_bfloat16_and_hands_the_lstm_float32_features(monkeypatch):
+    float32_learner, learner = pong_sequences.pong_learners(agent, monkeypatch, False, True)
+    convs, lstm, head = (dtypes_seen(module) for module in (learner.network.torso.convs, learner.network.lstm, learner.network.head))
+    target_convs, target_lstm = dtypes_seen(learner.target_network.torso.convs), dtypes_seen(learner.target_network.lstm)
+    float32_convs = dtypes_seen(float32_learner.network.torso.convs)
+    learner.learn()
+    float32_learner.learn()
+    # The online network unrolls the burn-in, then the rest; the target network the whole sequence.
+    assert [output for _, output in convs] == [torch.bfloat16] * 2 and [output for _, output in target_convs] == [torch.bfloat16]
+    assert lstm == [(torch.float32, torch.float32)] * 2 and target_lstm == [(torch.float32, torch.float32)]
+    assert head == [(torch.float32, torch.float32)] * 2
+    assert [output for _, output in float32_convs] == [torch.float32] * 2
+    assert not torch.is_autocast_enabled('cpu')
+    assert all(parameter.dtype == torch.float32 for parameter in learner.network.parameters())
+    assert all(state['exp_avg'].dtype == torch.float32 for state in learner.optimizer.state.values())
+    actor = agent.R2d2Policy(learner.network, 0.0)
+    actor.act(pong_sequences.pong_like_frames(1, 2, seed=1)[0])
+    assert convs[-1][1] == torch.float32  # acting stays float32
+
+
+def test_bf16_learning_agrees_with_float32_on_a_fixed_batch(monkeypatch):
+    """The same Pong-like batch, network and step: the loss within 1% and the gradient pointing the same way as
+    float32's (cosine > 0.999); the LSTM, heads and losses are float32, only the torsos keep 8 bits of mantissa."""
+    learners = pong_sequences.pong_learners(agent, monkeypatch, False, True)
+    for learner in learners:
+        learner.learn()
+    (float32_loss, bf16_loss) = (learner.learner_statistics()['loss'] for learner in learners)
+    float32_gradient, bf16_gradient = (pong_sequences.gradient(learner.network) for learner in learners)
+    assert bf16_loss == pytest.approx(float32_loss, rel=0.01) and bf16_loss != float32_loss
+    assert torch.nn.functional.cosine_similarity(bf16_gradient, float32_gradient, dim=0).item() > 0.999
+
+
+def test_bf16_learning_flag_reaches_the_learner(monkeypatch):
+    assert [learner.bf16_learning for learner in pong_sequences.pong_learners(agent, monkeypatch, False, True)] == [False, True]
