@@ -14,7 +14,7 @@ import subprocess
 import pytest
 
 from deep_rl_zoo import checkpoint
-from unit_tests.helpers import REPO_ROOT, TRACEBACK, python_executable, run_module
+from unit_tests.helpers import REPO_ROOT, TRACEBACK, python_executable, run_module, snapshot
 
 PERIODIC = re.compile(r'_0_at(\d+)\.ckpt$')
 
@@ -120,17 +120,6 @@ def no_cluster_flags():
         probe.bind(('127.0.0.1', 0))
         port = probe.getsockname()[1]
     return ('--backend=ray', f'--ray_address=127.0.0.1:{port}')
-
-
-def snapshot(directory):
-    """Every file under `directory` with its bytes, and every folder."""
-    found = {}
-    for root, folders, names in os.walk(directory):
-        found.update({os.path.join(root, folder): 'folder' for folder in folders})
-        for name in names:
-            with open(os.path.join(root, name), 'rb') as file:
-                found[os.path.join(root, name)] = file.read()
-    return found
 
 
 def failed_to_start(process):

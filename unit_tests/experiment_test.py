@@ -23,6 +23,7 @@ from tensorboard.summary.writer import event_file_writer
 
 from deep_rl_zoo import checkpoint, experiment, gym_env
 from deep_rl_zoo.experiment import Experiment, RunSettings
+from unit_tests.helpers import snapshot
 
 VECTOR_ENV = types.SimpleNamespace(frames_per_step=1, single_observation_space=gymnasium.spaces.Box(-1.0, 1.0, (4,), np.float32))
 OBSERVATION = np.zeros((1, 4), np.float32)
@@ -356,17 +357,6 @@ def make_experiment_files(tmp_path, values):
     run = Experiment(run_settings(values), VECTOR_ENV).begin()
     run_iteration(run)
     run.close()
-
-
-def snapshot(directory):
-    """Every file under `directory` with its bytes, and every folder."""
-    found = {}
-    for root, folders, names in os.walk(directory):
-        found.update({os.path.join(root, folder): 'folder' for folder in folders})
-        for name in names:
-            with open(os.path.join(root, name), 'rb') as file:
-                found[os.path.join(root, name)] = file.read()
-    return found
 
 
 def begin_session(values):

@@ -65,6 +65,17 @@ def _prewarmed_server(env: dict) -> Optional[PrewarmedPython]:
     return _PREWARMED if _PREWARMED.serves(env) else None
 
 
+def snapshot(directory: str) -> dict:
+    """Every file under `directory` with its bytes, and every folder."""
+    found = {}
+    for root, folders, names in os.walk(directory):
+        found.update({os.path.join(root, folder): 'folder' for folder in folders})
+        for name in names:
+            with open(os.path.join(root, name), 'rb') as file:
+                found[os.path.join(root, name)] = file.read()
+    return found
+
+
 def stderr_lines(proc: subprocess.CompletedProcess) -> List[str]:
     """Non-empty lines of a finished process's stderr, stripped."""
     return [line.strip() for line in proc.stderr.splitlines() if line.strip()]
