@@ -18,6 +18,7 @@ from deep_rl_zoo.gym_env import VectorEnvironment, VectorStep
 from deep_rl_zoo.episodes import play_episodes
 from deep_rl_zoo.main_loop import action_bounds, create_environment
 from deep_rl_zoo.networks.policy import RecurrentActorCritic
+from deep_rl_zoo.settings import Evaluation
 from deep_rl_zoo.types import Actor
 
 # make_actor(network, env, values, train_values): eval_agent's flag values and those the checkpoint was trained with.
@@ -41,13 +42,14 @@ def epsilon_greedy(
 
 
 def evaluate_checkpoint(
-    agent_name: str | tuple[str, ...], make_network: Callable[[VectorEnvironment, dict[str, Any]], nn.Module], make_actor: MakeActor
+    eval_settings: Evaluation,
+    agent_name: str | tuple[str, ...],
+    make_network: Callable[[VectorEnvironment, dict[str, Any]], nn.Module],
+    make_actor: MakeActor,
 ) -> dict[str, Any]:
     """Entry point of every eval_agent: load a checkpoint (of `agent_name`, or of one of several agents whose
     networks are alike), play it with `make_actor`'s actor, print the scores, record an mp4, publish it when asked."""
-    from deep_rl_zoo import flags
-
-    values = flags.flag_values()
+    values = eval_settings.flag_values()
     torch.set_num_threads(1)
     torch.manual_seed(values['seed'])  # what the actor samples with torch: IQN's taus, Rainbow's noisy layers
     if not values['load_checkpoint_file']:

@@ -1,8 +1,11 @@
-"""The flags every run script shares, each defined once.
+"""The command line of the run scripts, and the one step that settles a run's settings: the only module that knows absl.
 
-A run script calls the `define_*` groups it needs, then `set_defaults(...)` with its own defaults, then
-`run(main)`. Flag names follow the original Deep RL Zoo. Bounds are checked by absl at parse time, so a bad
-value ends the run with one line naming the flag (e.g. `error: flag --num_actors=0: 0 is not a positive integer`).
+A run script calls `define_settings(defaults, presets)` with its agent's settings (`<agent>/settings.py`: a
+dataclass whose fields become the flags, with their help, bounds and theme; `defaults` is the instance whose values
+are the flags' defaults), then `run(main)`: `main` receives the run's settings, resolved by `resolve_settings` from the
+command line, the preset of --environment_name and the saved config of a resumed experiment before anything is
+built. Flag names follow the original Deep RL Zoo. Bounds are checked by absl at parse time, so a bad value ends the
+run with one line naming the flag (e.g. `error: flag --num_actors=0: 0 is not a positive integer`).
 """
 
 import atexit
@@ -12,11 +15,13 @@ import os
 import re
 import sys
 import threading
-from typing import Any, Callable, Iterator
+import typing
+from typing import Any, Callable, Iterator, Mapping, Optional
 
 from absl import app, flags
 
-from deep_rl_zoo import gradient_compression
+from deep_rl_zoo import experiment as experiment_lib
+from deep_rl_zoo import gradient_compression, gym_env
 from deep_rl_zoo.checkpoint import CheckpointError
 from deep_rl_zoo.distributed import ActorCrashError
 from deep_rl_zoo.experiment import console_log
@@ -24,6 +29,8 @@ from deep_rl_zoo.experiment import console_log
 FLAGS = flags.FLAGS
 _OWN_FLAG_NAMES: set[str] = set()  # flags defined here (not absl's own), saved in checkpoints
 _DEFINED_BY: dict[str, str] = {}  # flag name -> the define_* group that defined it (for --help)
+_THEME_OF: dict[str, str] = {}  # flag name -> its --help theme, for flags made of settings fields
+_SCRIPT: dict[str, Any] = {}  # the run script's 'defaults' (a settings instance) and 'presets' (define_settings)
 
 
 def _record_new_flags(define_group: Callable[..., None]) -> Callable[..., None]:
@@ -39,9 +46,79 @@ def _record_new_flags(define_group: Callable[..., None]) -> Callable[..., None]:
     return wrapper
 
 
-def _environment_help(default: str, atari: bool) -> str:
+def define_settings(defaults: Any, presets: Optional[Mapping[str, Any]] = None) -> None:
+    """Defines a run script's flags, one per field of its agent's settings (`settings.Settings.flag_fields` for the
+    environment kind of `defaults`), with the values of `defaults` as the flags' defaults; `presets` maps an
+    environment name to its tuned settings (instances of the same class), applied by `resolve_settings`."""
+    kind = getattr(defaults, 'environment_kind', None)  # eval_agent's settings have none: the checkpoint decides
+    for field in type(defaults).flag_fields(kind or 'classic'):
+        _define_field_flag(field, getattr(defaults, field.name), kind)
+        _OWN_FLAG_NAMES.add(field.name)
+        _THEME_OF[field.name] = field.metadata['theme']
+    _register_validators()
+    _SCRIPT.update(defaults=defaults, presets=dict(presets or {}))
+
+
+def _define_field_flag(field: Any, default: Any, kind: Optional[str]) -> None:
+    """The absl flag of one settings field: its type decides the kind of flag; bounds and choices from its metadata;
+    a training script's --environment_name lists the names its `kind` of environment takes."""
+    name, help_text_, metadata = field.name, field.metadata['help'], field.metadata
+    if name == 'environment_name' and kind is not None:
+        help_text_ = _environment_help(default, kind)
+    bounds = {key: value for key, value in (('lower_bound', metadata['lower']), ('upper_bound', metadata['upper'])) if value is not None}
+    if field.type is bool:
+        flags.DEFINE_bool(name, default, help_text_)
+    elif field.type is int:
+        flags.DEFINE_integer(name, default, help_text_, **bounds)
+    elif field.type is float:
+        flags.DEFINE_float(name, default, help_text_, **bounds)
+    elif field.type is str and metadata['choices']:
+        flags.DEFINE_enum(name, default, list(metadata['choices']), help_text_)
+    elif field.type is str:
+        flags.DEFINE_string(name, default, help_text_)
+    elif typing.get_origin(field.type) is tuple:
+        flags.DEFINE_list(name, list(default), help_text_)
+    else:
+        raise TypeError(f'settings field {name}: no flag for type {field.type}')
+
+
+def _register_validators() -> None:
+    """The checks absl makes at parse time across flags (and of values whose message is not a bound's)."""
+    if 'backend' in FLAGS:
+        flags.register_validator('backend', _ray_is_installed, message='Ray is not installed; install it with: pip install -r requirements-ray.txt')
+        flags.register_validator('ray_address', lambda address: address in ('', 'auto') or ':' in address and address.rsplit(':', 1)[1].isdigit(), message='must be "" (start a Ray instance), "auto" or HOST:PORT')
+        flags.register_multi_flags_validator(['backend', 'ray_address'], lambda values: values['backend'] == 'ray' or not values['ray_address'], message='--ray_address needs --backend=ray')
+    if 'num_buffers_per_actor' in FLAGS:
+        flags.register_validator('num_buffers_per_actor', lambda buffers: buffers != 1, message='must be 0 (buffers for two batches) or at least 2')
+
+
+def resolve_settings() -> Any:
+    """The run's settings, settled once before anything is built: the script's defaults, then the preset of
+    --environment_name (`apply_preset`; flags on the command line win), then the command line, with an Atari game
+    under its canonical name; then, when the run resumes its experiment, the experiment's saved config where the
+    command line does not override it (`experiment.prepare`, which also checks the output directories)."""
+    defaults = _SCRIPT['defaults']
+    apply_preset()
+    settings = defaults.with_values({name: FLAGS[name].value for name in _OWN_FLAG_NAMES})
+    if getattr(settings, 'environment_kind', '') == 'atari':
+        try:
+            settings = settings.replace(environment_name=gym_env.canonical_atari_name(settings.environment_name))
+        except ValueError:  # no Atari game: creating the environment says so, with the script that takes it
+            pass
+    if type(settings).agent_name:  # APPO resolves its saved config itself, in Sample Factory's names
+        values = settings.flag_values()
+        settings = settings.with_values(experiment_lib.prepare(settings.agent_name, values, explicit_flags(values)))
+    return settings
+
+
+def explicit_flags(values: Mapping[str, Any]) -> frozenset[str]:
+    """The names in `values` given on the command line (absl marks them present)."""
+    return frozenset(name for name in values if name in FLAGS and FLAGS[name].present)
+
+
+def _environment_help(default: str, kind: str | bool) -> str:
     """--environment_name's help: the names this run script takes (its kind follows from its default)."""
-    if atari:
+    if kind in ('atari', True):
         return 'Atari game: a short name (Pong, Breakout, Amidar, MontezumaRevenge, ...), also written ALE/Pong-v5 or PongNoFrameskip-v4.'
     if default == 'Pendulum-v1':
         return 'Continuous-control task: Pendulum-v1 or a MuJoCo v5 id (HalfCheetah-v5, Hopper-v5, ...).'
@@ -182,6 +259,8 @@ HELP_THEMES = ('environment', 'training', 'agent', 'actors and learner', 'evalua
 
 
 def _theme(name: str) -> str:
+    if name in _THEME_OF:
+        return _THEME_OF[name]
     for theme, names in _COMMON_THEMES.items():
         if name in names:
             return theme
@@ -205,7 +284,7 @@ def script_flags(module_name: str) -> Iterator[Any]:
     """Imports a run script (or eval_agent) afresh, which defines its flags in absl's FLAGS, and yields the module;
     afterwards its flags, this module's record of them and the imported scripts are removed again, so the next script
     imported defines its own (the docs' flag page and the README command checks read every script in one process)."""
-    before, own, defined_by = set(FLAGS), set(_OWN_FLAG_NAMES), dict(_DEFINED_BY)
+    before, own, defined_by, themes, script = set(FLAGS), set(_OWN_FLAG_NAMES), dict(_DEFINED_BY), dict(_THEME_OF), dict(_SCRIPT)
     try:
         yield importlib.import_module(module_name)
     finally:
@@ -216,6 +295,10 @@ def script_flags(module_name: str) -> Iterator[Any]:
         _OWN_FLAG_NAMES.update(own)
         _DEFINED_BY.clear()
         _DEFINED_BY.update(defined_by)
+        _THEME_OF.clear()
+        _THEME_OF.update(themes)
+        _SCRIPT.clear()
+        _SCRIPT.update(script)
         for name in [name for name in sys.modules if _SCRIPT_MODULE.fullmatch(name)]:
             del sys.modules[name]
             package, script = name.rsplit('.', 1)
@@ -240,9 +323,9 @@ def help_text(script_doc: str) -> str:
     return '\n'.join(lines)
 
 
-def run(main: Callable[[], None]) -> None:
-    """absl's app.run, where a bad environment name, flag combination or checkpoint ends with one clear line;
-    --help (-h) prints `help_text` and exits 0."""
+def run(main: Callable[[Any], None]) -> None:
+    """absl's app.run of `main(settings)` with the run's settings (`resolve_settings`), where a bad environment name,
+    flag combination or checkpoint ends with one clear line; --help (-h) prints `help_text` and exits 0."""
     if any(argument in ('--help', '-h', '--helpshort', '-?') for argument in sys.argv[1:]):
         print(help_text(sys.modules['__main__'].__doc__ or ''))
         sys.exit(0)
@@ -252,8 +335,11 @@ def run(main: Callable[[], None]) -> None:
             sys.exit(f'error: unexpected arguments {argv[1:]}; every option is a --flag=value')
         with console_log():  # all the console shows, for the experiment's log.txt
             try:
-                apply_preset()
-                main()
+                if _SCRIPT:
+                    main(resolve_settings())
+                else:  # TRANSITION
+                    _apply_package_preset()
+                    main()
             except (ValueError, CheckpointError, ActorCrashError) as error:
                 sys.exit(f'error: {error}')
 
@@ -289,6 +375,7 @@ def _exit_without_teardown(code: Any) -> None:
         os._exit(status)
 
 
+# TRANSITION: the run scripts not yet on settings dataclasses (removed once every agent has its settings.py).
 def _script_package() -> str:
     """The agent package of the running script (`deep_rl_zoo.ppo` for `python -m deep_rl_zoo.ppo.run_classic`), or ''."""
     spec = getattr(sys.modules.get('__main__'), '__spec__', None)
@@ -296,7 +383,7 @@ def _script_package() -> str:
     return '.'.join(parts[:2]) if len(parts) == 3 and parts[0] == 'deep_rl_zoo' else ''
 
 
-def apply_preset() -> dict[str, Any]:
+def _apply_package_preset() -> dict[str, Any]:
     """Applies the agent's tuned settings for --environment_name (`PRESETS` of the package's presets.py), except
     flags given on the command line, and prints which it set; returns them. --preset=none applies nothing."""
     if 'preset' not in FLAGS or FLAGS.preset == 'none':
@@ -323,6 +410,30 @@ def apply_preset() -> dict[str, Any]:
         applied[name] = value
     given = f'; from the command line instead: {", ".join("--" + name for name in overridden)}' if overridden else ''
     print(f'preset {environment} ({package.replace(".", "/")}/presets.py, --preset=none to turn it off): '
+          + ' '.join(f'--{name}={_shown(value)}' for name, value in applied.items()) + given, flush=True)
+    return applied
+
+
+def apply_preset() -> dict[str, Any]:
+    """Applies the tuned settings of --environment_name (the `presets` of `define_settings`: an instance of the
+    agent's settings) where they differ from the script's defaults, except flags given on the command line, and prints
+    which it set; returns them. --preset=none applies nothing."""
+    preset = _SCRIPT['presets'].get(FLAGS.environment_name) if 'preset' in FLAGS and FLAGS.preset != 'none' else None
+    defaults = _SCRIPT['defaults']
+    if preset is None or preset.environment_kind != defaults.environment_kind:
+        return {}
+    applied, overridden = {}, []
+    for name, value in preset.flag_values().items():
+        if name == 'environment_name' or name not in _OWN_FLAG_NAMES or value == defaults.flag_values()[name]:
+            continue
+        if FLAGS[name].present:
+            overridden.append(name)
+            continue
+        setattr(FLAGS, name, value)
+        applied[name] = value
+    source = f'{type(defaults).__module__.replace(".", "/")}.py'
+    given = f'; from the command line instead: {", ".join("--" + name for name in overridden)}' if overridden else ''
+    print(f'preset {FLAGS.environment_name} ({source}, --preset=none to turn it off): '
           + ' '.join(f'--{name}={_shown(value)}' for name, value in applied.items()) + given, flush=True)
     return applied
 

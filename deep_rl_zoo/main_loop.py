@@ -20,6 +20,7 @@ from deep_rl_zoo import experiment as experiment_lib
 from deep_rl_zoo.experiment import Experiment, RunSettings  # re-exported: run scripts and tests import them from here
 from deep_rl_zoo.greedy_actors import EpsilonGreedyActor, PolicyGreedyActor
 from deep_rl_zoo.gym_env import VectorEnvironment
+from deep_rl_zoo.settings import Settings
 from deep_rl_zoo.types import Actor, Agent, Learner
 
 EVAL_SEED_OFFSET = 10_000  # evaluation environments never replay the training environments' episodes
@@ -125,31 +126,20 @@ def learner_device() -> torch.device:
 
 
 def train_value_agent(
-    kind: str,
+    run_settings: Settings,
     build_agent: Callable[[VectorEnvironment, dict[str, Any], torch.device], Agent],
     make_eval_actor: Callable[[nn.Module, float, int, torch.device], Actor] = EpsilonGreedyActor,
 ) -> None:
-    """Entry point of the single-process run scripts: environments and agent from the flags (a resumed experiment's
-    saved config, where no flag overrides it), then iterations. The evaluation actor is
+    """Entry point of the single-process run scripts: environments and agent from the run's resolved settings
+    (`flags.resolve_settings`), then iterations. The evaluation actor is
     `make_eval_actor(agent.online_network, eval_exploration_epsilon, seed, device)`."""
-    from deep_rl_zoo import flags
-
-    values = canonical_environment({**flags.flag_values(), 'environment_kind': kind})
-
-    def build(values: dict[str, Any]) -> tuple[torch.device, VectorEnvironment, VectorEnvironment, Agent]:
-        prepare_process(values)
-        device = learner_device()
-        train_env = create_environment(kind, values, values['num_envs'], values['seed'])
-        eval_env = create_environment(kind, values, 1, values['seed'] + EVAL_SEED_OFFSET)
-        return device, train_env, eval_env, build_agent(train_env, values, device)
-
-    device, train_env, eval_env, agent = build(values)
-    resolved = experiment_lib.prepare(agent.agent_name, values, experiment_lib.explicit_flags(values))
-    if resolved != values:  # the saved config of the experiment differs: build again from it
-        train_env.close()
-        eval_env.close()
-        values = resolved
-        device, train_env, eval_env, agent = build(values)
+    values = run_settings.flag_values()
+    kind = run_settings.environment_kind
+    prepare_process(values)
+    device = learner_device()
+    train_env = create_environment(kind, values, values['num_envs'], values['seed'])
+    eval_env = create_environment(kind, values, 1, values['seed'] + EVAL_SEED_OFFSET)
+    agent = build_agent(train_env, values, device)
     # Policy agents define no eval_exploration_epsilon flag (their greedy actor ignores it).
     eval_actor = make_eval_actor(agent.online_network, values.get('eval_exploration_epsilon', 0.0), values['seed'], device)
     experiment = Experiment(RunSettings.from_values(agent.agent_name, values), train_env)  # writes nothing yet

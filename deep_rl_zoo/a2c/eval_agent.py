@@ -4,14 +4,14 @@ scores and record an mp4.
     python -m deep_rl_zoo.a2c.eval_agent --load_checkpoint_file=checkpoints/A2C_CartPole-v1_9.ckpt
 """
 
-from deep_rl_zoo import evaluation, flags
+from deep_rl_zoo import evaluation, flags, settings
 from deep_rl_zoo.a2c.agent import make_network
 
-flags.define_eval()
+flags.define_settings(settings.EVALUATION)
 
 
-def main() -> None:
-    evaluation.evaluate_checkpoint(('A2C', 'A2C-grad'), make_network, evaluation.most_likely_action)
+def main(eval_settings: settings.Evaluation) -> None:
+    evaluation.evaluate_checkpoint(eval_settings, ('A2C', 'A2C-grad'), make_network, evaluation.most_likely_action)
 
 
 if __name__ == '__main__':

@@ -6,11 +6,10 @@ mp4; --policy_index picks one of several policies.
 """
 
 from deep_rl_zoo import evaluation, flags
-from deep_rl_zoo.appo import sample_factory_config
+from deep_rl_zoo.appo import sample_factory_config, settings
 from deep_rl_zoo.appo.agent import greedy_actor, make_network
 
-flags.define_eval()
-flags.define_appo_eval()
+flags.define_settings(settings.EVALUATION)
 
 
 def chosen_policy_actor(network, env, values, train_values):
@@ -21,10 +20,10 @@ def chosen_policy_actor(network, env, values, train_values):
     return greedy_actor(network)
 
 
-def main() -> None:
-    if flags.FLAGS.environment_name:
-        flags.FLAGS.environment_name = sample_factory_config.atari_environment_name(flags.FLAGS.environment_name)
-    evaluation.evaluate_checkpoint('APPO', make_network, chosen_policy_actor)
+def main(eval_settings: settings.AppoEvaluation) -> None:
+    if eval_settings.environment_name:
+        eval_settings = eval_settings.replace(environment_name=sample_factory_config.atari_environment_name(eval_settings.environment_name))
+    evaluation.evaluate_checkpoint(eval_settings, 'APPO', make_network, chosen_policy_actor)
 
 
 if __name__ == '__main__':

@@ -19,6 +19,7 @@ from torch import nn
 from deep_rl_zoo import main_loop, replay_agent, value_learning
 from deep_rl_zoo.gym_env import VectorEnvironment
 from deep_rl_zoo.networks.value import CategoricalQNetwork, categorical_support, mlp_c51_network, nature_cnn_c51_network
+from deep_rl_zoo.c51_dqn.settings import C51Settings
 
 
 class C51(replay_agent.ReplayAgent):
@@ -57,6 +58,7 @@ def make_network(env: VectorEnvironment, values: dict[str, Any]) -> CategoricalQ
     return mlp_c51_network(observation_shape[0], num_actions, support_of(values))
 
 
-def train(kind: str) -> None:
-    """Entry point of C51's run scripts: environments, agent and iterations from the parsed flags."""
-    main_loop.train_value_agent(kind, lambda env, values, device: build_c51(make_network(env, values), env, values, device))
+def train(run_settings: C51Settings) -> None:
+    """Entry point of C51's run scripts: environments, agent and iterations from the run's settings."""
+    main_loop.train_value_agent(
+run_settings, lambda env, values, device: build_c51(make_network(env, values), env, values, device))

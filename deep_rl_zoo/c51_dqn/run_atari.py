@@ -5,24 +5,9 @@ otherwise Nature DQN's (frames = 4 x env steps).
 """
 
 from deep_rl_zoo import flags
-from deep_rl_zoo.c51_dqn import agent
+from deep_rl_zoo.c51_dqn import agent, settings
 
-flags.define_common('Pong', atari=True)
-flags.define_value_learning()
-flags.define_categorical()
-flags.set_defaults(**flags.VALUE_ATARI_DEFAULTS)  # Nature DQN's Atari settings, shared by the family
-flags.set_defaults(
-    learning_rate=0.00025,
-    adam_eps=0.01 / 32,
-    num_atoms=51,
-    v_min=-10.0,
-    v_max=10.0,
-)
-
-
-def main() -> None:
-    agent.train('atari')
-
+flags.define_settings(settings.ATARI, settings.PRESETS)
 
 if __name__ == '__main__':
-    flags.run(main)
+    flags.run(agent.train)

@@ -4,22 +4,9 @@
 """
 
 from deep_rl_zoo import flags
-from deep_rl_zoo.c51_dqn import agent
+from deep_rl_zoo.c51_dqn import agent, settings
 
-flags.define_common('CartPole-v1')
-flags.define_value_learning()
-flags.define_categorical()
-flags.set_defaults(**flags.VALUE_CLASSIC_DEFAULTS)  # DQN's CartPole settings, shared by the family
-flags.set_defaults(
-    num_atoms=51,
-    v_min=0.0,
-    v_max=100.0,  # CartPole pays 1 per step: returns discounted by 0.99 stay below 1 / (1 - 0.99) = 100
-)
-
-
-def main() -> None:
-    agent.train('classic')
-
+flags.define_settings(settings.CLASSIC, settings.PRESETS)
 
 if __name__ == '__main__':
-    flags.run(main)
+    flags.run(agent.train)

@@ -18,6 +18,7 @@ from torch import nn
 from deep_rl_zoo import main_loop, replay_agent, value_learning
 from deep_rl_zoo.dqn.agent import make_network
 from deep_rl_zoo.gym_env import VectorEnvironment
+from deep_rl_zoo.double_dqn.settings import DoubleDqnSettings
 
 
 class DoubleDqn(replay_agent.ReplayAgent):
@@ -42,8 +43,8 @@ def build_double_dqn(network: nn.Module, env: VectorEnvironment, values: dict[st
     return replay_agent.build_agent(DoubleDqn, network, env, values, device)
 
 
-def train(kind: str) -> None:
-    """Entry point of Double DQN's run scripts: environments, agent and iterations from the parsed flags."""
+def train(run_settings: DoubleDqnSettings) -> None:
+    """Entry point of Double DQN's run scripts: environments, agent and iterations from the run's settings."""
     main_loop.train_value_agent(
-        kind, lambda env, values, device: build_double_dqn(make_network(env, values), env, values, device)
+        run_settings, lambda env, values, device: build_double_dqn(make_network(env, values), env, values, device)
     )

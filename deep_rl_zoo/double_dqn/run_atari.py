@@ -7,21 +7,9 @@ three times less often (the paper's 10,000 -> 30,000) and epsilon ends at 0.01 i
 """
 
 from deep_rl_zoo import flags
-from deep_rl_zoo.double_dqn import agent
+from deep_rl_zoo.double_dqn import agent, settings
 
-flags.define_common('Pong', atari=True)
-flags.define_value_learning()
-flags.set_defaults(**flags.VALUE_ATARI_DEFAULTS)  # Nature DQN's Atari settings, shared by the family
-flags.set_defaults(
-    target_network_update_interval=7_500,
-    exploration_epsilon_end_value=0.01,
-    eval_exploration_epsilon=0.001,
-)
-
-
-def main() -> None:
-    agent.train('atari')
-
+flags.define_settings(settings.ATARI, settings.PRESETS)
 
 if __name__ == '__main__':
-    flags.run(main)
+    flags.run(agent.train)

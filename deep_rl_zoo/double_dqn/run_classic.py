@@ -4,16 +4,9 @@
 """
 
 from deep_rl_zoo import flags
-from deep_rl_zoo.double_dqn import agent
+from deep_rl_zoo.double_dqn import agent, settings
 
-flags.define_common('CartPole-v1')
-flags.define_value_learning()
-flags.set_defaults(**flags.VALUE_CLASSIC_DEFAULTS)  # DQN's CartPole settings, shared by the family
-
-
-def main() -> None:
-    agent.train('classic')
-
+flags.define_settings(settings.CLASSIC, settings.PRESETS)
 
 if __name__ == '__main__':
-    flags.run(main)
+    flags.run(agent.train)

@@ -19,6 +19,7 @@ from torch import nn
 from deep_rl_zoo import main_loop, replay_agent, value_learning
 from deep_rl_zoo.gym_env import VectorEnvironment
 from deep_rl_zoo.networks.value import mlp_q_network, nature_cnn_q_network
+from deep_rl_zoo.dqn.settings import DqnSettings
 
 
 class Dqn(replay_agent.ReplayAgent):
@@ -48,6 +49,7 @@ def make_network(env: VectorEnvironment, values: dict[str, Any]) -> nn.Module:
     return mlp_q_network(observation_shape[0], num_actions)
 
 
-def train(kind: str) -> None:
-    """Entry point of DQN's run scripts: environments, agent and iterations from the parsed flags."""
-    main_loop.train_value_agent(kind, lambda env, values, device: build_dqn(make_network(env, values), env, values, device))
+def train(run_settings: DqnSettings) -> None:
+    """Entry point of DQN's run scripts: environments, agent and iterations from the run's settings."""
+    main_loop.train_value_agent(
+run_settings, lambda env, values, device: build_dqn(make_network(env, values), env, values, device))

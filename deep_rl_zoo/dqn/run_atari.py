@@ -4,17 +4,9 @@
 """
 
 from deep_rl_zoo import flags
-from deep_rl_zoo.dqn import agent
+from deep_rl_zoo.dqn import agent, settings
 
-flags.define_common('Pong', atari=True)
-flags.define_value_learning()
-flags.define_obscured_observations()  # flickering observations, for the comparison with DRQN and R2D2
-flags.set_defaults(**flags.VALUE_ATARI_DEFAULTS)  # Nature DQN's Atari settings, shared by the family
-
-
-def main() -> None:
-    agent.train('atari')
-
+flags.define_settings(settings.ATARI, settings.PRESETS)
 
 if __name__ == '__main__':
-    flags.run(main)
+    flags.run(agent.train)

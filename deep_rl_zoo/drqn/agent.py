@@ -34,6 +34,7 @@ from deep_rl_zoo.greedy_actors import RecurrentEpsilonGreedyActor, as_tensor
 from deep_rl_zoo.gym_env import VectorEnvironment, VectorStep
 from deep_rl_zoo.networks.value import mlp_recurrent_q_network, nature_cnn_recurrent_q_network
 from deep_rl_zoo.sequence_learning import pad_first, sequence_layout
+from deep_rl_zoo.drqn.settings import DrqnSettings
 
 
 class SequenceBatch(NamedTuple):
@@ -164,10 +165,10 @@ def make_network(env: VectorEnvironment, values: dict[str, Any]) -> nn.Module:
     return mlp_recurrent_q_network(observation_shape[0], num_actions)
 
 
-def train(kind: str) -> None:
-    """Entry point of DRQN's run scripts: environments, agent and iterations from the parsed flags."""
+def train(run_settings: DrqnSettings) -> None:
+    """Entry point of DRQN's run scripts: environments, agent and iterations from the run's settings."""
     main_loop.train_value_agent(
-        kind,
+        run_settings,
         lambda env, values, device: build_drqn(make_network(env, values), env, values, device),
         make_eval_actor=RecurrentEpsilonGreedyActor,
     )

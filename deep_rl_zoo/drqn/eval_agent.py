@@ -7,15 +7,15 @@ The environment is built as in training, flickering included (`obscure_probabili
 
 import functools
 
-from deep_rl_zoo import evaluation, flags
+from deep_rl_zoo import evaluation, flags, settings
 from deep_rl_zoo.drqn.agent import make_network
 from deep_rl_zoo.greedy_actors import RecurrentEpsilonGreedyActor
 
-flags.define_eval(epsilon_greedy=True)
+flags.define_settings(settings.EPSILON_GREEDY_EVALUATION)
 
 
-def main() -> None:
-    evaluation.evaluate_checkpoint('DRQN', make_network, functools.partial(evaluation.epsilon_greedy, actor_class=RecurrentEpsilonGreedyActor))
+def main(eval_settings: settings.Evaluation) -> None:
+    evaluation.evaluate_checkpoint(eval_settings, 'DRQN', make_network, functools.partial(evaluation.epsilon_greedy, actor_class=RecurrentEpsilonGreedyActor))
 
 
 if __name__ == '__main__':

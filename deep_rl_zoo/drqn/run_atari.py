@@ -5,22 +5,9 @@
 """
 
 from deep_rl_zoo import flags
-from deep_rl_zoo.drqn import agent
+from deep_rl_zoo.drqn import agent, settings
 
-flags.define_common('Pong', atari=True)
-flags.define_value_learning()
-flags.define_recurrent_replay()
-flags.set_defaults(**flags.VALUE_ATARI_DEFAULTS)  # Nature DQN's Atari settings, shared by the family
-flags.set_defaults(
-    environment_frame_stack=1,
-    replay_capacity=400_000,
-    unroll_length=10,
-)
-
-
-def main() -> None:
-    agent.train('atari')
-
+flags.define_settings(settings.ATARI, settings.PRESETS)
 
 if __name__ == '__main__':
-    flags.run(main)
+    flags.run(agent.train)

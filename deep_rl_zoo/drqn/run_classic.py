@@ -5,24 +5,9 @@
 """
 
 from deep_rl_zoo import flags
-from deep_rl_zoo.drqn import agent
+from deep_rl_zoo.drqn import agent, settings
 
-flags.define_common('CartPole-v1')
-flags.define_value_learning()
-flags.define_recurrent_replay()
-flags.set_defaults(**flags.VALUE_CLASSIC_DEFAULTS)  # DQN's CartPole settings, shared by the family
-flags.set_defaults(
-    num_iterations=6,
-    batch_size=32,
-    learn_interval=4,
-    target_network_update_interval=250,
-    unroll_length=8,
-)
-
-
-def main() -> None:
-    agent.train('classic')
-
+flags.define_settings(settings.CLASSIC, settings.PRESETS)
 
 if __name__ == '__main__':
-    flags.run(main)
+    flags.run(agent.train)

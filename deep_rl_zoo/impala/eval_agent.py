@@ -3,14 +3,14 @@
     python -m deep_rl_zoo.impala.eval_agent --load_checkpoint_file=checkpoints/IMPALA_CartPole-v1_9.ckpt
 """
 
-from deep_rl_zoo import evaluation, flags
+from deep_rl_zoo import evaluation, flags, settings
 from deep_rl_zoo.impala.agent import make_network
 
-flags.define_eval()
+flags.define_settings(settings.EVALUATION)
 
 
-def main() -> None:
-    evaluation.evaluate_checkpoint('IMPALA', make_network, evaluation.most_likely_action)
+def main(eval_settings: settings.Evaluation) -> None:
+    evaluation.evaluate_checkpoint(eval_settings, 'IMPALA', make_network, evaluation.most_likely_action)
 
 
 if __name__ == '__main__':

@@ -20,6 +20,7 @@ import torch
 from deep_rl_zoo import main_loop, replay_agent, value_learning
 from deep_rl_zoo.gym_env import VectorEnvironment
 from deep_rl_zoo.networks.value import ImplicitQuantileNetwork, mlp_iqn_network, nature_cnn_iqn_network
+from deep_rl_zoo.iqn.settings import IqnSettings
 
 
 class Iqn(replay_agent.ReplayAgent):
@@ -84,6 +85,7 @@ def make_network(env: VectorEnvironment, values: dict[str, Any]) -> ImplicitQuan
     return mlp_iqn_network(observation_shape[0], num_actions, *embedding)
 
 
-def train(kind: str) -> None:
-    """Entry point of IQN's run scripts: environments, agent and iterations from the parsed flags."""
-    main_loop.train_value_agent(kind, lambda env, values, device: build_iqn(make_network(env, values), env, values, device))
+def train(run_settings: IqnSettings) -> None:
+    """Entry point of IQN's run scripts: environments, agent and iterations from the run's settings."""
+    main_loop.train_value_agent(
+run_settings, lambda env, values, device: build_iqn(make_network(env, values), env, values, device))

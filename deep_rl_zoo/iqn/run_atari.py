@@ -6,27 +6,9 @@ steps).
 """
 
 from deep_rl_zoo import flags
-from deep_rl_zoo.iqn import agent
+from deep_rl_zoo.iqn import agent, settings
 
-flags.define_common('Pong', atari=True)
-flags.define_value_learning()
-flags.define_quantile()
-flags.set_defaults(**flags.VALUE_ATARI_DEFAULTS)  # Nature DQN's Atari settings, shared by the family
-flags.set_defaults(
-    learning_rate=5e-5,
-    adam_eps=0.01 / 32,
-    exploration_epsilon_end_value=0.01,
-    huber_param=1.0,
-    tau_samples_s_tm1=64,
-    tau_samples_s_t=64,
-    tau_samples_policy=32,
-    tau_embed_dim=64,
-)
-
-
-def main() -> None:
-    agent.train('atari')
-
+flags.define_settings(settings.ATARI, settings.PRESETS)
 
 if __name__ == '__main__':
-    flags.run(main)
+    flags.run(agent.train)

@@ -4,22 +4,9 @@
 """
 
 from deep_rl_zoo import flags
-from deep_rl_zoo.iqn import agent
+from deep_rl_zoo.iqn import agent, settings
 
-flags.define_common('CartPole-v1')
-flags.define_value_learning()
-flags.define_quantile()
-flags.set_defaults(**flags.VALUE_CLASSIC_DEFAULTS)  # DQN's CartPole settings, shared by the family
-flags.set_defaults(
-    tau_samples_s_tm1=8,
-    tau_samples_s_t=8,
-    tau_samples_policy=8,
-)
-
-
-def main() -> None:
-    agent.train('classic')
-
+flags.define_settings(settings.CLASSIC, settings.PRESETS)
 
 if __name__ == '__main__':
-    flags.run(main)
+    flags.run(agent.train)

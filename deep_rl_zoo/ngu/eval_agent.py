@@ -6,15 +6,15 @@ The Q network also sees the previous intrinsic reward, so the episodic memory an
 settings come from the checkpoint).
 """
 
-from deep_rl_zoo import evaluation, flags
+from deep_rl_zoo import evaluation, flags, settings
 from deep_rl_zoo.ngu import agent
 
-flags.define_eval(epsilon_greedy=True)
+flags.define_settings(settings.EPSILON_GREEDY_EVALUATION)
 
 
-def main() -> None:
+def main(eval_settings: settings.Evaluation) -> None:
     evaluation.evaluate_checkpoint(
-        'NGU', agent.make_network,
+        eval_settings, 'NGU', agent.make_network,
         lambda network, env, values, train_values: agent.eval_policy(network, train_values, values['eval_exploration_epsilon'], values['seed']),
     )
 

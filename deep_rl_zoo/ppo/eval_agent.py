@@ -4,14 +4,14 @@ and record an mp4.
     python -m deep_rl_zoo.ppo.eval_agent --load_checkpoint_file=checkpoints/PPO_CartPole-v1_3.ckpt
 """
 
-from deep_rl_zoo import evaluation, flags
+from deep_rl_zoo import evaluation, flags, settings
 from deep_rl_zoo.ppo.agent import make_network
 
-flags.define_eval()
+flags.define_settings(settings.EVALUATION)
 
 
-def main() -> None:
-    evaluation.evaluate_checkpoint('PPO', make_network, evaluation.most_likely_action)
+def main(eval_settings: settings.Evaluation) -> None:
+    evaluation.evaluate_checkpoint(eval_settings, 'PPO', make_network, evaluation.most_likely_action)
 
 
 if __name__ == '__main__':

@@ -20,6 +20,7 @@ from torch import nn
 from deep_rl_zoo import main_loop, replay_agent, value_learning
 from deep_rl_zoo.dqn.agent import make_network
 from deep_rl_zoo.gym_env import VectorEnvironment
+from deep_rl_zoo.prioritized_dqn.settings import PrioritizedDqnSettings
 
 
 class PrioritizedDqn(replay_agent.ReplayAgent):
@@ -46,8 +47,8 @@ def build_prioritized_dqn(
     return replay_agent.build_agent(PrioritizedDqn, network, env, values, device, prioritized=True)
 
 
-def train(kind: str) -> None:
-    """Entry point of prioritized DQN's run scripts: environments, agent and iterations from the parsed flags."""
+def train(run_settings: PrioritizedDqnSettings) -> None:
+    """Entry point of prioritized DQN's run scripts: environments, agent and iterations from the run's settings."""
     main_loop.train_value_agent(
-        kind, lambda env, values, device: build_prioritized_dqn(make_network(env, values), env, values, device)
+        run_settings, lambda env, values, device: build_prioritized_dqn(make_network(env, values), env, values, device)
     )

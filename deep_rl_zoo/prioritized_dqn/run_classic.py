@@ -4,23 +4,9 @@
 """
 
 from deep_rl_zoo import flags
-from deep_rl_zoo.prioritized_dqn import agent
+from deep_rl_zoo.prioritized_dqn import agent, settings
 
-flags.define_common('CartPole-v1')
-flags.define_value_learning()
-flags.define_prioritized_replay()
-flags.set_defaults(**flags.VALUE_CLASSIC_DEFAULTS)  # DQN's CartPole settings, shared by the family
-flags.set_defaults(
-    priority_exponent=0.6,
-    importance_sampling_exponent_begin_value=0.4,
-    importance_sampling_exponent_end_value=1.0,
-    importance_sampling_exponent_decay_step=200_000,
-)
-
-
-def main() -> None:
-    agent.train('classic')
-
+flags.define_settings(settings.CLASSIC, settings.PRESETS)
 
 if __name__ == '__main__':
-    flags.run(main)
+    flags.run(agent.train)

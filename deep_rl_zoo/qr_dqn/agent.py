@@ -21,6 +21,7 @@ from torch import nn
 from deep_rl_zoo import main_loop, replay_agent, value_learning
 from deep_rl_zoo.gym_env import VectorEnvironment
 from deep_rl_zoo.networks.value import QuantileQNetwork, mlp_quantile_q_network, nature_cnn_quantile_q_network
+from deep_rl_zoo.qr_dqn.settings import QrDqnSettings
 
 
 class QrDqn(replay_agent.ReplayAgent):
@@ -56,6 +57,7 @@ def make_network(env: VectorEnvironment, values: dict[str, Any]) -> QuantileQNet
     return mlp_quantile_q_network(observation_shape[0], num_actions, values['num_quantiles'])
 
 
-def train(kind: str) -> None:
-    """Entry point of QR-DQN's run scripts: environments, agent and iterations from the parsed flags."""
-    main_loop.train_value_agent(kind, lambda env, values, device: build_qr_dqn(make_network(env, values), env, values, device))
+def train(run_settings: QrDqnSettings) -> None:
+    """Entry point of QR-DQN's run scripts: environments, agent and iterations from the run's settings."""
+    main_loop.train_value_agent(
+run_settings, lambda env, values, device: build_qr_dqn(make_network(env, values), env, values, device))

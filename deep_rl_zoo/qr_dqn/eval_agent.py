@@ -4,14 +4,14 @@ record an mp4.
     python -m deep_rl_zoo.qr_dqn.eval_agent --load_checkpoint_file=checkpoints/QRDQN_CartPole-v1_3.ckpt
 """
 
-from deep_rl_zoo import evaluation, flags
+from deep_rl_zoo import evaluation, flags, settings
 from deep_rl_zoo.qr_dqn.agent import make_network
 
-flags.define_eval(epsilon_greedy=True)
+flags.define_settings(settings.EPSILON_GREEDY_EVALUATION)
 
 
-def main() -> None:
-    evaluation.evaluate_checkpoint('QRDQN', make_network, evaluation.epsilon_greedy)
+def main(eval_settings: settings.Evaluation) -> None:
+    evaluation.evaluate_checkpoint(eval_settings, 'QRDQN', make_network, evaluation.epsilon_greedy)
 
 
 if __name__ == '__main__':

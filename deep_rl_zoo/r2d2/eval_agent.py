@@ -7,14 +7,14 @@ The environment is built as in training, flickering included (`obscure_probabili
 
 import functools
 
-from deep_rl_zoo import evaluation, flags
+from deep_rl_zoo import evaluation, flags, settings
 from deep_rl_zoo.r2d2.agent import R2d2Policy, make_network
 
-flags.define_eval(epsilon_greedy=True)
+flags.define_settings(settings.EPSILON_GREEDY_EVALUATION)
 
 
-def main() -> None:
-    evaluation.evaluate_checkpoint('R2D2', make_network, functools.partial(evaluation.epsilon_greedy, actor_class=R2d2Policy))
+def main(eval_settings: settings.Evaluation) -> None:
+    evaluation.evaluate_checkpoint(eval_settings, 'R2D2', make_network, functools.partial(evaluation.epsilon_greedy, actor_class=R2d2Policy))
 
 
 if __name__ == '__main__':

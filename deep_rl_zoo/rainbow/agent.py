@@ -26,6 +26,7 @@ from deep_rl_zoo import main_loop, replay_agent, value_learning
 from deep_rl_zoo.c51_dqn.agent import support_of
 from deep_rl_zoo.gym_env import VectorEnvironment
 from deep_rl_zoo.networks.value import NoisyLinear, RainbowQNetwork, mlp_rainbow_network, nature_cnn_rainbow_network
+from deep_rl_zoo.rainbow.settings import RainbowSettings
 
 
 class Rainbow(replay_agent.ReplayAgent):
@@ -65,6 +66,7 @@ def make_network(env: VectorEnvironment, values: dict[str, Any]) -> RainbowQNetw
     return mlp_rainbow_network(observation_shape[0], num_actions, support_of(values), values['noisy_sigma'])
 
 
-def train(kind: str) -> None:
-    """Entry point of Rainbow's run scripts: environments, agent and iterations from the parsed flags."""
-    main_loop.train_value_agent(kind, lambda env, values, device: build_rainbow(make_network(env, values), env, values, device))
+def train(run_settings: RainbowSettings) -> None:
+    """Entry point of Rainbow's run scripts: environments, agent and iterations from the run's settings."""
+    main_loop.train_value_agent(
+run_settings, lambda env, values, device: build_rainbow(make_network(env, values), env, values, device))

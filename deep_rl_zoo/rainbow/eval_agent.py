@@ -7,15 +7,15 @@ uniformly random actions on top.
     python -m deep_rl_zoo.rainbow.eval_agent --load_checkpoint_file=checkpoints/Rainbow_CartPole-v1_3.ckpt
 """
 
-from deep_rl_zoo import evaluation, flags
+from deep_rl_zoo import evaluation, flags, settings
 from deep_rl_zoo.rainbow.agent import make_network
 
-flags.define_eval(epsilon_greedy=True)
+flags.define_settings(settings.EPSILON_GREEDY_EVALUATION)
 flags.set_defaults(eval_exploration_epsilon=0.0)
 
 
-def main() -> None:
-    evaluation.evaluate_checkpoint('Rainbow', make_network, evaluation.epsilon_greedy)
+def main(eval_settings: settings.Evaluation) -> None:
+    evaluation.evaluate_checkpoint(eval_settings, 'Rainbow', make_network, evaluation.epsilon_greedy)
 
 
 if __name__ == '__main__':

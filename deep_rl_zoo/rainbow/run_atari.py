@@ -6,37 +6,9 @@ n = 3, 51 atoms on [-10, 10], sigma_0 0.5, priorities ** 0.5 and beta 0.4 -> 1 o
 """
 
 from deep_rl_zoo import flags
-from deep_rl_zoo.rainbow import agent
+from deep_rl_zoo.rainbow import agent, settings
 
-flags.define_common('Pong', atari=True)
-flags.define_value_learning()
-flags.define_prioritized_replay()
-flags.define_categorical()
-flags.define_noisy_dueling()
-flags.set_defaults(**flags.VALUE_ATARI_DEFAULTS)  # Nature DQN's Atari settings, shared by the family
-flags.set_defaults(
-    learning_rate=6.25e-5,
-    adam_eps=1.5e-4,
-    min_replay_size=20_000,
-    n_step=3,
-    target_network_update_interval=2_000,
-    exploration_epsilon_begin_value=0.0,
-    exploration_epsilon_end_value=0.0,
-    eval_exploration_epsilon=0.0,
-    priority_exponent=0.5,
-    importance_sampling_exponent_begin_value=0.4,
-    importance_sampling_exponent_end_value=1.0,
-    importance_sampling_exponent_decay_step=12_500_000,
-    num_atoms=51,
-    v_min=-10.0,
-    v_max=10.0,
-    noisy_sigma=0.5,
-)
-
-
-def main() -> None:
-    agent.train('atari')
-
+flags.define_settings(settings.ATARI, settings.PRESETS)
 
 if __name__ == '__main__':
-    flags.run(main)
+    flags.run(agent.train)

@@ -3,14 +3,14 @@
     python -m deep_rl_zoo.reinforce_baseline.eval_agent --load_checkpoint_file=checkpoints/REINFORCE_BASELINE_CartPole-v1_9.ckpt
 """
 
-from deep_rl_zoo import evaluation, flags
+from deep_rl_zoo import evaluation, flags, settings
 from deep_rl_zoo.reinforce_baseline.agent import make_network
 
-flags.define_eval()
+flags.define_settings(settings.EVALUATION)
 
 
-def main() -> None:
-    evaluation.evaluate_checkpoint('REINFORCE_BASELINE', make_network, evaluation.most_likely_action)
+def main(eval_settings: settings.Evaluation) -> None:
+    evaluation.evaluate_checkpoint(eval_settings, 'REINFORCE_BASELINE', make_network, evaluation.most_likely_action)
 
 
 if __name__ == '__main__':

@@ -3,14 +3,14 @@
     python -m deep_rl_zoo.sac.eval_agent --load_checkpoint_file=checkpoints/SAC_CartPole-v1_3.ckpt
 """
 
-from deep_rl_zoo import evaluation, flags
+from deep_rl_zoo import evaluation, flags, settings
 from deep_rl_zoo.sac.agent import make_network
 
-flags.define_eval()
+flags.define_settings(settings.EVALUATION)
 
 
-def main() -> None:
-    evaluation.evaluate_checkpoint('SAC', make_network, evaluation.most_likely_action)
+def main(eval_settings: settings.Evaluation) -> None:
+    evaluation.evaluate_checkpoint(eval_settings, 'SAC', make_network, evaluation.most_likely_action)
 
 
 if __name__ == '__main__':
