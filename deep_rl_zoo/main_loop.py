@@ -16,7 +16,6 @@ from torch import nn
 
 from deep_rl_zoo import checkpoint, distributed, gym_env, trackers
 from deep_rl_zoo.episodes import run_env_loop
-from deep_rl_zoo import experiment as experiment_lib
 from deep_rl_zoo.experiment import Experiment, RunSettings  # re-exported: run scripts and tests import them from here
 from deep_rl_zoo.greedy_actors import EpsilonGreedyActor, PolicyGreedyActor
 from deep_rl_zoo.gym_env import VectorEnvironment
@@ -346,47 +345,35 @@ def _actor_pool(
 
 
 def train_actors_and_learner(
-    kind: str,
+    run_settings: Settings,
     make_network: Callable[[VectorEnvironment, dict[str, Any]], nn.Module],
     build_learner: Callable[[nn.Module, dict[str, Any], int, torch.device], Learner],
     build_actor: Callable[[nn.Module, VectorEnvironment, dict[str, Any], int, torch.device], distributed.RolloutActor],
     rollout_spec: Callable[[VectorEnvironment, int, int], dict[str, tuple[tuple[int, ...], torch.dtype]]],
     asynchronous: bool = False,
-    values: Optional[dict[str, Any]] = None,
     make_eval_actor: Optional[Callable[[nn.Module, torch.device], Actor]] = None,
-    config_flags: Optional[dict[str, Any]] = None,
     count_rooms: bool = False,
+    values: Optional[dict[str, Any]] = None,
+    config_flags: Optional[dict[str, Any]] = None,
 ) -> None:
-    """Entry point of the actors + learner run scripts (PPO, IMPALA, ...): everything from the flags, then
-    iterations; `asynchronous` runs the loop's asynchronous mode with the flags of `flags.define_asynchronous`. The
-    evaluation actor is `make_eval_actor(learner.network, device)` (IMPALA's recurrent policy), by default
-    `PolicyGreedyActor`. An agent whose flags have other names (APPO) hands in the run's `values`, translated from
-    `config_flags`, its script's flag values, to which it applied `experiment.prepare` itself. With `count_rooms` the
-    actors' environments count the rooms of Montezuma's Revenge (see `create_environment`)."""
-    from deep_rl_zoo import flags
-
-    prepared = values is not None
-    values = canonical_environment(values if prepared else {**flags.flag_values(), 'environment_kind': kind})
+    """Entry point of the actors + learner run scripts (PPO, IMPALA, ...): everything from the run's resolved settings
+    (`flags.resolve_settings`), then iterations; `asynchronous` runs the loop's asynchronous mode with the settings of
+    `settings.Asynchronous`. The evaluation actor is `make_eval_actor(learner.network, device)` (IMPALA's recurrent
+    policy), by default `PolicyGreedyActor`. With `count_rooms` the actors' environments count the rooms of
+    Montezuma's Revenge (see `create_environment`). An agent whose settings have other names (APPO) hands in the run's
+    `values` in the core's names, translated from `config_flags`, its settings' own values, which the experiment saves."""
+    values = values if values is not None else run_settings.flag_values()
+    kind = values['environment_kind']
     async_settings = AsyncSettings.from_values(values) if asynchronous else None
-
-    def build(values: dict[str, Any]) -> tuple[VectorEnvironment, torch.device, Learner]:
-        prepare_process(values)
-        num_envs = values['num_envs_per_actor']
-        eval_env = create_environment(kind, values, 1, values['seed'] + EVAL_SEED_OFFSET)
-        device = learner_device() if values['learner_on_gpu'] else torch.device('cpu')
-        network = make_network(eval_env, values)
-        rollouts_per_update = values['batch_rollouts'] if asynchronous else values['num_actors']
-        steps_per_update = rollouts_per_update * num_envs * values['unroll_length']
-        total_updates = math.ceil(values['num_train_steps'] / steps_per_update) * values['num_iterations']
-        return eval_env, device, build_learner(network, values, total_updates, device)
-
-    eval_env, device, learner = build(values)
-    resolved = values if prepared else experiment_lib.prepare(learner.agent_name, values, experiment_lib.explicit_flags(values))
-    if resolved != values:  # the saved config of the experiment differs: build again from it
-        eval_env.close()
-        values = resolved
-        async_settings = AsyncSettings.from_values(values) if asynchronous else None
-        eval_env, device, learner = build(values)
+    prepare_process(values)
+    num_envs = values['num_envs_per_actor']
+    eval_env = create_environment(kind, values, 1, values['seed'] + EVAL_SEED_OFFSET)
+    device = learner_device() if values['learner_on_gpu'] else torch.device('cpu')
+    network = make_network(eval_env, values)
+    rollouts_per_update = values['batch_rollouts'] if asynchronous else values['num_actors']
+    steps_per_update = rollouts_per_update * num_envs * values['unroll_length']
+    total_updates = math.ceil(values['num_train_steps'] / steps_per_update) * values['num_iterations']
+    learner = build_learner(network, values, total_updates, device)
 
     make_actor = _ActorFactory(kind, values, make_network, build_actor, count_rooms)
     spec = rollout_spec(eval_env, values['num_envs_per_actor'], values['unroll_length'])
