@@ -13,7 +13,7 @@ solves, or after --budget_s seconds, or when its own step budget ends; runs go s
 * Ours: `python -m deep_rl_zoo.<agent>.run_classic --num_eval_steps=0 --nouse_tensorboard --noprogress
   --episodes_csv_path=...` with the run script's own settings for CartPole-v1 (PPO: its defaults, the
   rl-baselines3-zoo hyperparameters, 100k steps; DQN and the rest of the value family: their CartPole-v1 presets,
-  deep_rl_zoo/<agent>/presets.py, 50k steps). The episodes CSV (unix time, env_steps, return, steps) is polled; an episode's time is the one
+  deep_rl_zoo/<agent>/settings.py, 50k steps). The episodes CSV (unix time, env_steps, return, steps) is polled; an episode's time is the one
   the learner wrote when it received the episode's rollout.
 * SB3: `/work/shared/peers/sb3_cartpole.py --algo <ppo|dqn> --seed S`, unbuffered (our value agents all face SB3's
   DQN, run once per seed); its

@@ -261,17 +261,14 @@ def build_in_process(speedup: Speedup, seed: int) -> tuple[Any, Any, Any]:
     """Our DQN as run_atari builds it for the side-by-side's work, with `speedup`'s envs and bf16: (env, agent, loop)."""
     import torch
 
-    from deep_rl_zoo import flags, main_loop
+    from deep_rl_zoo import main_loop
     from deep_rl_zoo.dqn import agent as dqn
-    import deep_rl_zoo.dqn.run_atari  # noqa: F401  # defines the flags with run_atari's defaults
+    from deep_rl_zoo.dqn import settings as dqn_settings
 
-    if not flags.flags.FLAGS.is_parsed():
-        flags.flags.FLAGS(['dqn_atari_throughput'])
-    values = {
-        **flags.flag_values(), 'environment_kind': 'atari', 'environment_name': 'Breakout', 'replay_capacity': REPLAY_CAPACITY,
-        'min_replay_size': LEARNING_STARTS, 'target_network_update_interval': 1000, 'batch_size': 32, 'learn_interval': 4,
-        'num_envs': speedup.num_envs, 'bf16_learning': speedup.bf16, 'learner_threads': speedup.threads, 'seed': seed,
-    }  # fmt: skip
+    values = dqn_settings.ATARI.replace(
+        environment_name='Breakout', replay_capacity=REPLAY_CAPACITY, min_replay_size=LEARNING_STARTS, target_network_update_interval=1000,
+        batch_size=32, learn_interval=4, num_envs=speedup.num_envs, bf16_learning=speedup.bf16, learner_threads=speedup.threads, seed=seed,
+    ).flag_values()  # fmt: skip
     main_loop.prepare_process(values)
     env = main_loop.create_environment('atari', values, speedup.num_envs, seed)
     agent = dqn.build_dqn(dqn.make_network(env, values), env, values, torch.device('cpu'))

@@ -126,8 +126,8 @@ class RunSettings:
 
     @classmethod
     def from_values(cls, agent_name: str, values: dict[str, Any], config_flags: Optional[dict[str, Any]] = None) -> 'RunSettings':
-        """Settings from the run's flag values (`flags.flag_values()` plus `environment_kind`); `config_flags`: the run
-        script's own flag values when `values` were translated from them (APPO)."""
+        """Settings from the run's values (`settings.Settings.run_values()`); `config_flags`: what config.json keeps, the
+        settings' own values (`flag_values()`), when the run's were translated from them (APPO)."""
         location = checkpoint_location(agent_name, values)
         has_experiment = 'train_dir' in values  # values of the shared flags; hand-made values name no experiment
         return cls(
@@ -164,13 +164,6 @@ class RunSettings:
 
 
 # --- Before the agent is built: restart behaviour and the saved config --------------------------------------------
-
-
-def explicit_flags(values: dict[str, Any]) -> frozenset[str]:
-    """The names in `values` given on the command line (absl marks them present)."""
-    from absl import flags as absl_flags
-
-    return frozenset(name for name in values if name in absl_flags.FLAGS and absl_flags.FLAGS[name].present)
 
 
 def prepare(

@@ -353,16 +353,14 @@ def train_actors_and_learner(
     asynchronous: bool = False,
     make_eval_actor: Optional[Callable[[nn.Module, torch.device], Actor]] = None,
     count_rooms: bool = False,
-    values: Optional[dict[str, Any]] = None,
-    config_flags: Optional[dict[str, Any]] = None,
 ) -> None:
     """Entry point of the actors + learner run scripts (PPO, IMPALA, ...): everything from the run's resolved settings
     (`flags.resolve_settings`), then iterations; `asynchronous` runs the loop's asynchronous mode with the settings of
     `settings.Asynchronous`. The evaluation actor is `make_eval_actor(learner.network, device)` (IMPALA's recurrent
     policy), by default `PolicyGreedyActor`. With `count_rooms` the actors' environments count the rooms of
-    Montezuma's Revenge (see `create_environment`). An agent whose settings have other names (APPO) hands in the run's
-    `values` in the core's names, translated from `config_flags`, its settings' own values, which the experiment saves."""
-    values = values if values is not None else run_settings.flag_values()
+    Montezuma's Revenge (see `create_environment`). The loop runs with `run_settings.run_values()`; the experiment saves
+    `run_settings.flag_values()`, which differ where the agent's settings have other names (APPO's Sample Factory ones)."""
+    values, config_flags = run_settings.run_values(), run_settings.flag_values()
     kind = values['environment_kind']
     async_settings = AsyncSettings.from_values(values) if asynchronous else None
     prepare_process(values)
@@ -378,7 +376,7 @@ def train_actors_and_learner(
     make_actor = _ActorFactory(kind, values, make_network, build_actor, count_rooms)
     spec = rollout_spec(eval_env, values['num_envs_per_actor'], values['unroll_length'])
     num_buffers = async_settings.num_buffers_per_actor if async_settings else 1
-    distributed.check_rollout_memory(distributed.rollout_buffer_bytes(values['num_actors'], spec, num_buffers), _rollout_sizes(config_flags or values))
+    distributed.check_rollout_memory(distributed.rollout_buffer_bytes(values['num_actors'], spec, num_buffers), _rollout_sizes(config_flags))
     if make_eval_actor is not None:
         eval_actor = make_eval_actor(learner.network, device)
     else:

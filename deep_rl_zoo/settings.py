@@ -34,9 +34,10 @@ def setting(
     return dataclasses.field(default=default, metadata=metadata)
 
 
-def derived(default: Any, help: str) -> Any:  # pylint: disable=redefined-builtin
-    """A field that is no flag: the run script sets it (e.g. `environment_kind`)."""
-    return dataclasses.field(default=default, metadata=dict(help=help, flag=False))
+def derived(default: Any, help: str, *, saved: bool = True) -> Any:  # pylint: disable=redefined-builtin
+    """A field that is no flag: the run script or the resolution sets it (e.g. `environment_kind`); `saved` ones are
+    kept in config.json and checkpoints with the flags."""
+    return dataclasses.field(default=default, metadata=dict(help=help, flag=False, saved=saved))
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -46,6 +47,8 @@ class Settings:
 
     agent_name: ClassVar[str] = ''  # the agent's name in experiment, checkpoint and results file names (DQN)
     hidden_flags: ClassVar[frozenset[str]] = frozenset()
+
+    given_flags: frozenset[str] = derived(frozenset(), 'The flags given on the command line (`flags.resolve_settings`).', saved=False)
 
     def replace(self: SettingsType, **changes: Any) -> SettingsType:
         """A copy with `changes` (unknown names raise TypeError)."""
@@ -64,12 +67,45 @@ class Settings:
         """The settings as config.json and checkpoints keep them: the run script's flags by name, then the derived fields."""
         kind = getattr(self, 'environment_kind', 'classic')
         values = {field.name: _plain(getattr(self, field.name)) for field in sorted(self.flag_fields(kind), key=lambda field: field.name)}
-        return values | {field.name: getattr(self, field.name) for field in dataclasses.fields(self) if not field.metadata.get('flag', True)}
+        derived_values = {field.name: getattr(self, field.name) for field in dataclasses.fields(self) if field.metadata.get('saved')}
+        return values | derived_values
 
     def with_values(self: SettingsType, values: dict[str, Any]) -> SettingsType:
         """A copy with the `values` of its fields (command-line flags, a saved config); other names are ignored."""
         names = {field.name for field in dataclasses.fields(self)}
         return self.replace(**{name: tuple(value) if isinstance(value, list) else value for name, value in values.items() if name in names})
+
+    # The steps of `flags.resolve_settings` an agent may change (APPO, whose settings are Sample Factory's).
+    def with_config_file(self: SettingsType) -> SettingsType:
+        """The settings with those of a file the command line names, under the command line's: none here."""
+        return self
+
+    def run_values(self) -> dict[str, Any]:
+        """The values the core runs with (`main_loop`, the experiment): `flag_values()` here."""
+        return self.flag_values()
+
+    def validate(self, source: str = '') -> None:
+        """Raises ValueError, in one line naming the flag (and `source`, where the value came from), when a value is
+        outside its field's bounds or choices: values of presets, saved configs and imported files, which absl's
+        parser never saw."""
+        for field in dataclasses.fields(self):
+            problem = field_problem(field, getattr(self, field.name))
+            if problem:
+                raise ValueError(f'{source}: {problem}' if source else problem)
+
+
+def field_problem(field: dataclasses.Field, value: Any) -> str:
+    """What is wrong with `value` for the settings `field` ('' if nothing): out of bounds or not one of its choices."""
+    metadata = field.metadata
+    if not metadata.get('flag'):
+        return ''
+    if metadata['choices'] and value not in metadata['choices']:
+        return f'--{field.name}={value}: must be one of {", ".join(metadata["choices"])}'
+    if metadata['lower'] is not None and value < metadata['lower']:
+        return f'--{field.name}={value}: must be at least {metadata["lower"]}'
+    if metadata['upper'] is not None and value > metadata['upper']:
+        return f'--{field.name}={value}: must be at most {metadata["upper"]}'
+    return ''
 
 
 def presets(by_environment: dict[str, SettingsType]) -> dict[str, SettingsType]:

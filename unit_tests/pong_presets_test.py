@@ -1,6 +1,7 @@
-"""Every agent's Pong preset (deep_rl_zoo/<agent>/presets.py, 'Pong'): it exists for all 21 run_atari scripts, names
-only flags that script defines, with values its flags accept, and trains for the Pong budget (2M agent steps,
-evaluated every 100k). Each agent's Pong smoke run (its run_test) applies it end to end."""
+"""Every agent's Pong preset (`PRESETS['Pong']` of deep_rl_zoo/<agent>/settings.py): it exists for all 21 run_atari
+scripts, is settings of their Atari kind with values in every flag's bounds (absl's validators and the settings' own
+check), and trains for the Pong budget (2M agent steps, evaluated every 100k). Each agent's Pong smoke run (its
+run_test) applies it end to end."""
 
 import importlib
 from pathlib import Path
@@ -20,11 +21,15 @@ def test_all_21_agents_train_atari():
 
 @pytest.mark.parametrize('package', ATARI_AGENTS)
 def test_the_pong_preset_sets_only_flags_of_its_run_atari_with_accepted_values(package):
-    preset = importlib.import_module(f'deep_rl_zoo.{package}.presets').PRESETS['Pong']
-    assert preset['num_iterations'] * preset['num_train_steps'] == 2_000_000 and preset['num_train_steps'] == 100_000
+    preset = importlib.import_module(f'deep_rl_zoo.{package}.settings').PRESETS['Pong']
+    assert preset.environment_kind == 'atari' and preset.environment_name == 'Pong'
+    assert preset.num_iterations * preset.num_train_steps == 2_000_000 and preset.num_train_steps == 100_000
+    preset.validate()
     with flags.script_flags(f'deep_rl_zoo.{package}.run_atari'):
-        for name, value in preset.items():
-            assert name in absl_flags.FLAGS, f'{package}/presets.py sets --{name}, which its run_atari does not define'
+        for name, value in preset.flag_values().items():
+            if name == 'environment_kind':
+                continue
+            assert name in absl_flags.FLAGS, f'{package}/settings.py: the Pong preset has --{name}, which its run_atari does not define'
             setattr(absl_flags.FLAGS, name, value)  # runs the flag's validators (bounds, enums)
             assert absl_flags.FLAGS[name].value == value
 
@@ -33,3 +38,6 @@ def test_a_value_out_of_bounds_would_be_refused():
     with flags.script_flags('deep_rl_zoo.dqn.run_atari'):
         with pytest.raises(absl_flags.IllegalFlagValueError):
             setattr(absl_flags.FLAGS, 'learn_interval', 0)
+    preset = importlib.import_module('deep_rl_zoo.dqn.settings').PRESETS['Pong']
+    with pytest.raises(ValueError, match=r'^--learn_interval=0: must be at least 1$'):
+        preset.replace(learn_interval=0).validate()

@@ -29,7 +29,6 @@ import shlex
 import shutil
 import subprocess
 import sys
-import types
 from typing import Any, Optional
 from unittest import mock
 
@@ -39,7 +38,7 @@ from absl import flags as absl_flags
 from benchmarks import learning
 from deep_rl_zoo import experiment
 from deep_rl_zoo import flags as flags_lib
-from deep_rl_zoo import load_from_hub, main_loop, model_card
+from deep_rl_zoo import load_from_hub, model_card
 from unit_tests.helpers import REPO_ROOT, TRACEBACK, run_module
 
 
@@ -128,38 +127,24 @@ def shipped_files() -> set[str]:
 # --------------------------------------------------------------------------------------- flags of a run script
 
 
-@contextlib.contextmanager
-def as_main(module_name: str):
-    """`module_name` seen as the script being run (`python -m`), for what looks at `__main__` (the preset's package)."""
-    saved = sys.modules['__main__']
-    sys.modules['__main__'] = types.SimpleNamespace(__spec__=types.SimpleNamespace(name=module_name))
-    try:
-        yield
-    finally:
-        sys.modules['__main__'] = saved
+def _no_experiment(agent_name, values, explicit, translate=None):
+    """`experiment.prepare` for commands that are only parsed: no experiment directory is looked at."""
+    return values
 
 
-def parse(command: Command, module_name: str, arguments: list[str]) -> tuple[dict[str, Any], frozenset[str]]:
-    """Parses `arguments` as the run script `module_name` would (absl's validators, APPO's --config_json, then the
-    environment's preset); call inside `flags_lib.script_flags`. Returns the flag values and the names of those given."""
+def parse(command: Command, module_name: str, arguments: list[str]) -> Any:
+    """Parses `arguments` as the run script `module_name` would (absl's validators, then `flags.resolve_settings`: the
+    environment's preset, APPO's --config_json, the bounds; no experiment directory is read); call inside
+    `flags_lib.script_flags`. Returns the run's settings."""
     try:
         left = FLAGS([module_name, *arguments])
         assert len(left) == 1, f'{command}: unexpected arguments {left[1:]}'
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()), as_main(module_name):
-            if 'config_json' in FLAGS and FLAGS.config_json:
-                from deep_rl_zoo.appo import sample_factory_config
-
-                sample_factory_config.import_model_card(os.path.join(REPO_ROOT, FLAGS.config_json), FLAGS, {})
-            flags_lib.apply_preset()
+        if 'config_json' in FLAGS and FLAGS.config_json:
+            FLAGS.config_json = os.path.join(REPO_ROOT, FLAGS.config_json)
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()), mock.patch.object(experiment, 'prepare', _no_experiment):
+            return flags_lib.resolve_settings()
     except (absl_flags.Error, ValueError) as error:
         pytest.fail(f'{command}: {error}')
-    values = flags_lib.flag_values()
-    return values, experiment.explicit_flags(values)
-
-
-def run_kind(module_name: str) -> str:
-    script = module_name.rsplit('.', 1)[1]
-    return 'atari' if script.startswith('run_atari') else 'continuous' if script == 'run_continuous' else 'classic'
 
 
 def agent_names(package: str) -> set[str]:
@@ -177,15 +162,6 @@ class Trained:
 
     package: str
     values: dict[str, Any]  # the run's values (translated for APPO), as the experiment sees them
-
-
-def run_values(module_name: str, values: dict[str, Any], explicit: frozenset[str]) -> dict[str, Any]:
-    kind = run_kind(module_name)
-    if module_name.startswith('deep_rl_zoo.appo.'):
-        from deep_rl_zoo.appo import sample_factory_config
-
-        return main_loop.canonical_environment(sample_factory_config.run_values(kind, values, explicit))
-    return main_loop.canonical_environment({**values, 'environment_kind': kind})
 
 
 def written_by(path: str, trained: list[Trained], package: str) -> bool:
@@ -216,14 +192,14 @@ def check_document(document: str, shipped: set[str]) -> list[Command]:
         if script:
             package = script.group(1)
             with flags_lib.script_flags(command.module):
-                values, explicit = parse(command, command.module, command.arguments)
+                settings = parse(command, command.module, command.arguments)
                 if script.group(2) != 'eval_agent':
                     try:
-                        trained.append(Trained(package, run_values(command.module, values, explicit)))
+                        trained.append(Trained(package, settings.run_values()))
                     except ValueError as error:  # APPO's flags that do not fit together
                         pytest.fail(f'{command}: {error}')
                     continue
-            path = values['load_checkpoint_file']
+            path = settings.load_checkpoint_file
             assert path, f'{command}: no --load_checkpoint_file'
             assert os.path.normpath(path) in shipped or written_by(path, trained, package), (
                 f'{command}: {path} does not ship with the repository and no training command before it writes it'
@@ -310,9 +286,9 @@ def test_every_other_command_names_a_program_and_files_that_exist():
 def evaluate(command: Command, *extra: str) -> str:
     """Runs an eval_agent command in this process (as its script's main would run); returns what it printed."""
     with flags_lib.script_flags(command.module) as module:
-        parse(command, command.module, [*command.arguments, *extra])
-        with contextlib.redirect_stdout(io.StringIO()) as out, as_main(command.module):
-            module.main()
+        settings = parse(command, command.module, [*command.arguments, *extra])
+        with contextlib.redirect_stdout(io.StringIO()) as out:
+            module.main(settings)
     return out.getvalue()
 
 

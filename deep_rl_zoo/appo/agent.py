@@ -23,8 +23,8 @@ start and redrawn every 10 episodes. For each batch of rollouts the learner
 3. only then folds the batch's observations into the running input statistics (`normalize_input`), so the ratio
    starts at exactly 1: the old log-probs were made with the statistics the first minibatch sees.
 
-Sample Factory's names are the flags (`flags.define_appo`); `sample_factory_config` imports a model card's settings
-and translates them into the core's values. The network is `networks.sample_factory`'s.
+Sample Factory's names are the settings' (`appo/settings.py`) and so the flags; `sample_factory_config` imports a model
+card's settings and translates them into the core's values. The network is `networks.sample_factory`'s.
 """
 
 from __future__ import annotations
@@ -36,8 +36,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from deep_rl_zoo import experiment, main_loop, multistep, policy_gradient, trackers, vtrace
+from deep_rl_zoo import main_loop, multistep, policy_gradient, trackers, vtrace
 from deep_rl_zoo.appo import sample_factory_config
+from deep_rl_zoo.appo.settings import AppoSettings
 from deep_rl_zoo.greedy_actors import PolicyGreedyActor, SteppedRecurrentGreedyActor
 from deep_rl_zoo.gym_env import VectorEnvironment
 from deep_rl_zoo.networks.policy import CategoricalActorCriticOutput
@@ -370,30 +371,13 @@ def greedy_actor(network: PolicySet, device: torch.device = torch.device('cpu'))
     return SteppedRecurrentGreedyActor(network, device) if network.is_recurrent else PolicyGreedyActor(network, device)
 
 
-def experiment_values(kind: str, script_values: dict[str, Any], explicit: frozenset[str]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The restart behaviour applied as for every agent (`experiment.prepare`): a resumed experiment reloads its saved
-    Sample Factory flags, those given on the command line (`explicit`) overriding them. Returns those flag values
-    (config.json keeps them) and the run's values translated from them."""
-
-    def translate(values: dict[str, Any]) -> dict[str, Any]:
-        return main_loop.canonical_environment(sample_factory_config.run_values(kind, values, explicit))
-
-    script_values = experiment.prepare(AppoLearner.agent_name, script_values, explicit, translate)
-    return script_values, translate(script_values)
-
-
-def train(kind: str) -> None:
-    """Entry point of APPO's run scripts: --config_json's settings imported, the experiment's saved flags when it
-    resumes, Sample Factory's flags translated, then actors, learner and iterations on the core (asynchronous unless
-    --async_rl=false)."""
-    from deep_rl_zoo import flags
-
-    script_values = flags.flag_values()
-    if flags.FLAGS.config_json:
-        script_values = sample_factory_config.import_model_card(flags.FLAGS.config_json, flags.FLAGS, script_values)
-    script_values, values = experiment_values(kind, script_values, experiment.explicit_flags(script_values))
+def train(run_settings: AppoSettings) -> None:
+    """Entry point of APPO's run scripts: actors, learner and iterations on the core (asynchronous unless
+    --async_rl=false) from the run's settings (--config_json's imported, the experiment's saved ones when it resumes:
+    `flags.resolve_settings`), translated from Sample Factory's names (`AppoSettings.run_values`)."""
+    values = run_settings.run_values()
     state_size = (values['rnn_size'] * (2 if values['rnn_type'] == 'lstm' else 1)) if values['use_rnn'] else 0
     main_loop.train_actors_and_learner(
-        kind, make_network, build_learner, build_actor, functools.partial(policy_set_rollout_spec, state_size=state_size),
-        asynchronous=values['async_rl'], values=values, make_eval_actor=greedy_actor, config_flags=script_values,
+        run_settings, make_network, build_learner, build_actor, functools.partial(policy_set_rollout_spec, state_size=state_size),
+        asynchronous=values['async_rl'], make_eval_actor=greedy_actor,
     )  # fmt: skip

@@ -12,7 +12,7 @@ card is in exactly one of three tables:
   here does not have: nothing that is learned here depends on them. Loading notes them, one line each with its
   reason.
 
-`load_config` reads such a file into flag values and `import_model_card` applies them: APPO's settings;
+`load_config` reads such a file into flag values and `import_model_card` applies them to APPO's settings;
 `run_values` translates those settings into the core's values (workers -> actors, rollout -> unroll length, budgets
 in frames per policy -> agent steps); `atari_environment_name` turns Sample Factory's Atari names (`atari_amidar`)
 into ours (`Amidar`).
@@ -30,7 +30,7 @@ from typing import Any
 import ale_py
 from ale_py.registration import rom_id_to_name
 
-from deep_rl_zoo import gym_env
+from deep_rl_zoo import gym_env, settings
 
 
 @dataclasses.dataclass(frozen=True)
@@ -316,37 +316,36 @@ def atari_environment_name(name: str) -> str:
     return rom_id_to_name(rom_id)
 
 
-def import_model_card(path: str, flag_values: Any, values: dict[str, Any], out: Any = sys.stdout, err: Any = sys.stderr) -> dict[str, Any]:
-    """APPO's settings from a Sample Factory config (a model card's JSON): `values` (the run's flag values) with the
-    card's settings applied, except those given explicitly on the command line (they win); `learning_rate` and
-    `max_grad_norm`, where the card omits them, take Sample Factory's defaults (`SAMPLE_FACTORY_DEFAULTS`), not the
-    run script's. The settings are set on absl's `flag_values` too, whose validators check them. Prints
-    `load_config`'s notes (the warning about unknown keys on stderr); raises ValueError in one line."""
-    from absl import flags as absl_flags
-
+def import_model_card(path: str, run_settings: Any, out: Any = sys.stdout, err: Any = sys.stderr) -> Any:
+    """APPO's settings (`appo.settings.AppoSettings`) with a Sample Factory config's (a model card's JSON), except those
+    given explicitly on the command line (`run_settings.given_flags`: they win); `learning_rate` and `max_grad_norm`,
+    where the card omits them, take Sample Factory's defaults (`SAMPLE_FACTORY_DEFAULTS`), not the run script's.
+    Prints `load_config`'s notes (the warning about unknown keys on stderr); raises ValueError in one line, naming the
+    file, for a value outside a setting's bounds or choices."""
     config, notes = load_config(path)
-    omitted = {name: value for name, value in SAMPLE_FACTORY_DEFAULTS.items() if name not in config and not flag_values[name].present}
+    given = run_settings.given_flags
+    omitted = {name: value for name, value in SAMPLE_FACTORY_DEFAULTS.items() if name not in config and name not in given}
     if omitted:
         defaults = ', '.join(f'{name}={value:g}' for name, value in omitted.items())
         notes.append(f"{path} omits {', '.join(omitted)}: Sample Factory's defaults apply ({defaults})")
     config.update(omitted)
+    fields = {field.name: field for field in type(run_settings).flag_fields(run_settings.environment_kind)}
     applied, elsewhere = {}, []
     for name, value in config.items():
-        if name not in flag_values:
+        if name not in fields:
             elsewhere.append(name)  # env_frameskip / env_framestack in a classic-control run
             continue
-        if flag_values[name].present:
+        if name in given:
             continue
-        try:
-            setattr(flag_values, name, value)
-        except absl_flags.Error as error:
-            raise ValueError(f'{path}: {name}={value!r}: {error}') from None
-        applied[name] = flag_values[name].value
+        problem = settings.field_problem(fields[name], value)
+        if problem:
+            raise ValueError(f'{path}: {problem}')
+        applied[name] = value
     if elsewhere:
         notes.append(f'{path}: ignored {", ".join(elsewhere)} (Atari settings; this is not an Atari run)')
     for note in notes:
         print(note, file=err if note.startswith('warning:') else out, flush=True)
-    return {**values, **applied}
+    return run_settings.with_values(applied)
 
 
 def effective_recurrence(values: dict[str, Any]) -> int:

@@ -6,9 +6,9 @@ import os
 import shutil
 
 import pytest
-from absl import flags as absl_flags
 
 from deep_rl_zoo.appo import sample_factory_config as sf_config
+from deep_rl_zoo.appo import settings as appo_settings
 
 SHIPPED = os.path.join(os.path.dirname(sf_config.__file__), 'configs', 'atari_amidar.json')
 # The model card as published, in the shared folder of the project (when it is there).
@@ -137,33 +137,33 @@ def test_checkpoint_cadence_by_time_is_noted_as_ignored_not_taken_as_a_flag(tmp_
     ]
 
 
-def run_script_flags(*argv):
-    """Flags as a run script defines them: learning_rate and max_grad_norm with the script's own defaults."""
-    values = absl_flags.FlagValues()
-    absl_flags.DEFINE_float('learning_rate', 5e-3, 'run_classic\'s default', flag_values=values)
-    absl_flags.DEFINE_float('max_grad_norm', 0.5, 'run_classic\'s default', flag_values=values)
-    absl_flags.DEFINE_float('gamma', 0.98, '', flag_values=values)
-    values(['run_script', *argv])
-    return values
+def run_script_settings(*given, **values):
+    """APPO's classic-control settings as its run script starts them (learning_rate 5e-3, max_grad_norm 0.5, gamma
+    0.98), with `values` set and `given` named as given on the command line."""
+    return appo_settings.CLASSIC.replace(**values, given_flags=frozenset(given))
 
 
 def test_a_config_that_omits_learning_rate_or_max_grad_norm_runs_with_sample_factorys_defaults(tmp_path):
-    values, out = run_script_flags(), io.StringIO()
+    out = io.StringIO()
     path = _write(tmp_path, {'gamma': 0.9})
-    settings = sf_config.import_model_card(path, values, {'gamma': 0.98, 'seed': 1}, out=out, err=out)
-    assert (values.learning_rate, values.max_grad_norm, values.gamma) == (1e-4, 4.0, 0.9)
-    # The importer returns the run's settings with the card's applied (the flags hold them too).
-    assert settings == {'gamma': 0.9, 'seed': 1, 'learning_rate': 1e-4, 'max_grad_norm': 4.0}
+    settings = sf_config.import_model_card(path, run_script_settings(), out=out, err=out)
+    assert (settings.learning_rate, settings.max_grad_norm, settings.gamma) == (1e-4, 4.0, 0.9)
+    assert settings == appo_settings.CLASSIC.replace(learning_rate=1e-4, max_grad_norm=4.0, gamma=0.9)  # nothing else changed
     assert out.getvalue() == f"{path} omits learning_rate, max_grad_norm: Sample Factory's defaults apply (learning_rate=0.0001, max_grad_norm=4)\n"
     # The config's own values, and then the command line, win over the defaults.
-    values, out = run_script_flags('--max_grad_norm=1.5'), io.StringIO()
-    settings = sf_config.import_model_card(_write(tmp_path, {'learning_rate': 3e-4}), values, {'max_grad_norm': 1.5}, out=out, err=out)
-    assert (values.learning_rate, values.max_grad_norm) == (3e-4, 1.5)
-    assert settings == {'learning_rate': 3e-4, 'max_grad_norm': 1.5}
+    out = io.StringIO()
+    settings = sf_config.import_model_card(_write(tmp_path, {'learning_rate': 3e-4}), run_script_settings('max_grad_norm', max_grad_norm=1.5), out=out, err=out)
+    assert (settings.learning_rate, settings.max_grad_norm) == (3e-4, 1.5)
     assert out.getvalue() == ''
-    values = run_script_flags()
-    sf_config.import_model_card(SHIPPED, values, {}, out=io.StringIO(), err=io.StringIO())
-    assert (values.learning_rate, values.max_grad_norm) == (0.0003033891184, 0.0)
+    settings = sf_config.import_model_card(SHIPPED, run_script_settings(), out=io.StringIO(), err=io.StringIO())
+    assert (settings.learning_rate, settings.max_grad_norm) == (0.0003033891184, 0.0)
+
+
+def test_a_config_value_outside_a_settings_bounds_is_refused_naming_the_file(tmp_path):
+    path = _write(tmp_path, {'gamma': 1.5})
+    with pytest.raises(ValueError) as error:
+        sf_config.import_model_card(path, run_script_settings(), out=io.StringIO(), err=io.StringIO())
+    assert str(error.value) == f'{path}: --gamma=1.5: must be at most 1.0'
 
 
 def test_a_misspelt_key_is_refused_naming_the_key_and_the_suggestion(tmp_path):
