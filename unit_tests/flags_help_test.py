@@ -10,8 +10,8 @@ from unit_tests.helpers import REPO_ROOT, run_module
 
 pytestmark = pytest.mark.slow  # end-to-end runs of the entry points (deselect with -m "not slow")
 
-# Scripts that between them use every define_* group of deep_rl_zoo/flags.py (APPO's Sample Factory names are
-# documented in docs/appo.md too).
+# Scripts that between them use every settings group of deep_rl_zoo/settings.py and the agents' own (APPO's Sample
+# Factory names are documented in docs/appo.md too).
 SCRIPTS = (
     'dqn.run_atari', 'ppo.run_continuous', 'sac.run_classic', 'rainbow.run_classic', 'iqn.run_classic', 'qr_dqn.run_classic',
     'impala.run_atari', 'drqn.run_classic', 'reinforce_baseline.run_classic', 'a2c.run_classic_grad', 'r2d2.run_classic',

@@ -120,7 +120,7 @@ SAMPLE_FACTORY_FLAGS: dict[str, Setting] = {
     'save_best_after': Setting('int', 'Env steps (per policy, like train_for_env_steps) before a best policy is saved (filters lucky early episodes).'),
 }
 
-# Sample Factory's defaults of the APPLIED keys whose flags are the core's (`flags.define_common`), so their defaults
+# Sample Factory's defaults of the APPLIED keys whose flags are the core's (`settings.Common`), so their defaults
 # are not Sample Factory's: a config that omits one of them runs with Sample Factory's value (`import_model_card`).
 SAMPLE_FACTORY_DEFAULTS: dict[str, float] = {'learning_rate': 1e-4, 'max_grad_norm': 4.0}
 
