@@ -366,17 +366,20 @@ def train_actors_and_learner(
     prepare_process(values)
     num_envs = values['num_envs_per_actor']
     eval_env = create_environment(kind, values, 1, values['seed'] + EVAL_SEED_OFFSET)
+    spec = rollout_spec(eval_env, num_envs, values['unroll_length'])
+    num_buffers = async_settings.num_buffers_per_actor if async_settings else 1
+    try:  # before anything large is built: rollout buffers that cannot fit are refused in one line
+        distributed.check_rollout_memory(distributed.rollout_buffer_bytes(values['num_actors'], spec, num_buffers), _rollout_sizes(config_flags))
+    except ValueError:
+        eval_env.close()
+        raise
     device = learner_device() if values['learner_on_gpu'] else torch.device('cpu')
     network = make_network(eval_env, values)
     rollouts_per_update = values['batch_rollouts'] if asynchronous else values['num_actors']
     steps_per_update = rollouts_per_update * num_envs * values['unroll_length']
     total_updates = math.ceil(values['num_train_steps'] / steps_per_update) * values['num_iterations']
     learner = build_learner(network, values, total_updates, device)
-
     make_actor = _ActorFactory(kind, values, make_network, build_actor, count_rooms)
-    spec = rollout_spec(eval_env, values['num_envs_per_actor'], values['unroll_length'])
-    num_buffers = async_settings.num_buffers_per_actor if async_settings else 1
-    distributed.check_rollout_memory(distributed.rollout_buffer_bytes(values['num_actors'], spec, num_buffers), _rollout_sizes(config_flags))
     if make_eval_actor is not None:
         eval_actor = make_eval_actor(learner.network, device)
     else:
