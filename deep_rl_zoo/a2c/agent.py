@@ -41,6 +41,7 @@ import torch
 from torch import nn
 
 from deep_rl_zoo import gradient_compression, main_loop, multistep, policy_gradient, trackers
+from deep_rl_zoo.a2c.settings import A2cGradientSettings, A2cSettings
 from deep_rl_zoo.gym_env import VectorEnvironment
 from deep_rl_zoo.networks.policy import CategoricalActorCritic, actor_critic_for, mlp_actor_critic
 from deep_rl_zoo.normalizer import fold_into_observation_statistics
@@ -228,7 +229,7 @@ def gradient_rollout_spec(values: dict[str, Any]) -> Callable[[VectorEnvironment
 def build_learner(
     network: nn.Module, values: dict[str, Any], total_updates: int, device: torch.device, learner_class: type[A2cLearner] = A2cLearner, **options: Any
 ) -> A2cLearner:
-    """An A2C learner from the run's flag values (see `flags.define_a2c`); `options` go to `learner_class`."""
+    """An A2C learner from the run's flag values (see `A2cSettings`); `options` go to `learner_class`."""
     return learner_class(
         network,
         learning_rate=values['learning_rate'],
@@ -293,14 +294,12 @@ def make_gradient_network(env: VectorEnvironment, values: dict[str, Any]) -> Cat
     return make_network(env, values)
 
 
-def train(kind: str) -> None:
-    """Entry point of A2C's run scripts: actors, learner and iterations from the parsed flags."""
-    main_loop.train_actors_and_learner(kind, make_network, build_learner, build_actor, rollout_spec)
+def train(run_settings: A2cSettings) -> None:
+    """Entry point of A2C's run scripts: actors, learner and iterations from the run's settings."""
+    main_loop.train_actors_and_learner(run_settings, make_network, build_learner, build_actor, rollout_spec)
 
 
-def train_with_actor_gradients(kind: str) -> None:
+def train_with_actor_gradients(run_settings: A2cGradientSettings) -> None:
     """Entry point of the gradient variant's run scripts (`run_classic_grad`, `run_atari_grad`)."""
-    from deep_rl_zoo import flags
-
-    spec = gradient_rollout_spec(flags.flag_values())
-    main_loop.train_actors_and_learner(kind, make_gradient_network, build_gradient_learner, build_gradient_actor, spec)
+    spec = gradient_rollout_spec(run_settings.flag_values())
+    main_loop.train_actors_and_learner(run_settings, make_gradient_network, build_gradient_learner, build_gradient_actor, spec)

@@ -6,15 +6,9 @@
 """
 
 from deep_rl_zoo import flags
-from deep_rl_zoo.a2c import agent
-from deep_rl_zoo.a2c import run_atari  # noqa: F401  (defines A2C's flags with its Atari defaults)
+from deep_rl_zoo.a2c import agent, settings
 
-flags.define_actor_gradients()
-
-
-def main() -> None:
-    agent.train_with_actor_gradients('atari')
-
+flags.define_settings(settings.ATARI_GRAD, settings.GRAD_PRESETS)
 
 if __name__ == '__main__':
-    flags.run(main)
+    flags.run(agent.train_with_actor_gradients)

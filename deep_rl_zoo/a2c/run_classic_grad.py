@@ -6,15 +6,9 @@
 """
 
 from deep_rl_zoo import flags
-from deep_rl_zoo.a2c import agent
-from deep_rl_zoo.a2c import run_classic  # noqa: F401  (defines A2C's flags with its classic-control defaults)
+from deep_rl_zoo.a2c import agent, settings
 
-flags.define_actor_gradients()
-
-
-def main() -> None:
-    agent.train_with_actor_gradients('classic')
-
+flags.define_settings(settings.CLASSIC_GRAD, settings.GRAD_PRESETS)
 
 if __name__ == '__main__':
-    flags.run(main)
+    flags.run(agent.train_with_actor_gradients)

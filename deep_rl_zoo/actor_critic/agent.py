@@ -27,6 +27,7 @@ import torch
 from torch import nn
 
 from deep_rl_zoo import main_loop, multistep, policy_gradient, trackers
+from deep_rl_zoo.actor_critic.settings import ActorCriticSettings
 from deep_rl_zoo.greedy_actors import as_tensor, greedy_policy_actor
 from deep_rl_zoo.gym_env import VectorEnvironment, VectorStep
 from deep_rl_zoo.networks.policy import actor_critic_for
@@ -156,7 +157,7 @@ class ActorCritic:
 
 
 def build_agent(network: nn.Module, env: VectorEnvironment, values: dict[str, Any], device: torch.device) -> ActorCritic:
-    """An actor-critic agent from the run's flag values (see `flags.define_actor_critic`)."""
+    """An actor-critic agent from the run's flag values (see `ActorCriticSettings`)."""
     return ActorCritic(
         network,
         torch.optim.Adam(network.parameters(), lr=values['learning_rate'], eps=1e-5),
@@ -176,8 +177,8 @@ def make_network(env: VectorEnvironment, values: dict[str, Any]) -> nn.Module:
 
 
 
-def train(kind: str) -> None:
-    """Entry point of the actor-critic run scripts: environments, agent and iterations from the parsed flags."""
+def train(run_settings: ActorCriticSettings) -> None:
+    """Entry point of the actor-critic run scripts: environments, agent and iterations from the run's settings."""
     main_loop.train_value_agent(
-        kind, lambda env, values, device: build_agent(make_network(env, values), env, values, device), make_eval_actor=greedy_policy_actor
+        run_settings, lambda env, values, device: build_agent(make_network(env, values), env, values, device), make_eval_actor=greedy_policy_actor
     )

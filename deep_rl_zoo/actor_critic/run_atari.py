@@ -4,28 +4,9 @@
 """
 
 from deep_rl_zoo import flags
-from deep_rl_zoo.actor_critic import agent
+from deep_rl_zoo.actor_critic import agent, settings
 
-flags.define_common('Pong', atari=True)
-flags.define_actor_critic()
-flags.set_defaults(
-    num_iterations=10,
-    num_train_steps=1_000_000,
-    num_eval_steps=27_000,
-    learning_rate=7e-4,
-    discount=0.99,
-    num_envs=16,
-    unroll_length=5,
-    entropy_coef=0.01,
-    value_coef=0.5,
-    max_grad_norm=0.5,
-    learner_threads=2,
-)
-
-
-def main() -> None:
-    agent.train('atari')
-
+flags.define_settings(settings.ATARI, settings.PRESETS)
 
 if __name__ == '__main__':
-    flags.run(main)
+    flags.run(agent.train)

@@ -39,6 +39,7 @@ from torch import nn
 from deep_rl_zoo import main_loop, trackers, vtrace
 from deep_rl_zoo.greedy_actors import RecurrentPolicyGreedyActor
 from deep_rl_zoo.gym_env import VectorEnvironment
+from deep_rl_zoo.impala.settings import ImpalaSettings
 from deep_rl_zoo.networks.common import ImpalaResNetTorso, NatureCnnTorso
 from deep_rl_zoo.networks.policy import CategoricalActorCritic, RecurrentActorCritic, actor_critic_for, recurrent_actor_critic_for
 from deep_rl_zoo.rollouts import OnPolicyActor, RecurrentOnPolicyActor, bootstrapped_rollout_spec, recurrent_rollout_spec
@@ -149,7 +150,7 @@ def _threshold(value: float) -> float | None:
 
 
 def build_learner(network: nn.Module, values: dict[str, Any], total_updates: int, device: torch.device) -> ImpalaLearner:
-    """An IMPALA learner from the run's flag values (see `flags.define_impala`)."""
+    """An IMPALA learner from the run's flag values (see `ImpalaSettings`)."""
     return ImpalaLearner(
         network,
         learning_rate=values['learning_rate'],
@@ -209,11 +210,8 @@ def make_recurrent_network(env: VectorEnvironment, values: dict[str, Any]) -> Re
     return recurrent_actor_critic_for(env, 'IMPALA', torso=torso, core_size=CORE_SIZE)
 
 
-def train(kind: str) -> None:
-    """Entry point of IMPALA's run scripts: asynchronous actors, learner and iterations from the parsed flags."""
-    from deep_rl_zoo import flags
-
-    use_lstm = flags.flag_values()['use_lstm']
-    spec = recurrent_rollout_spec(CORE_SIZE) if use_lstm else bootstrapped_rollout_spec
-    eval_actor = RecurrentPolicyGreedyActor if use_lstm else None  # the default: PolicyGreedyActor
-    main_loop.train_actors_and_learner(kind, make_network, build_learner, build_actor, spec, asynchronous=True, make_eval_actor=eval_actor)
+def train(run_settings: ImpalaSettings) -> None:
+    """Entry point of IMPALA's run scripts: asynchronous actors, learner and iterations from the run's settings."""
+    spec = recurrent_rollout_spec(CORE_SIZE) if run_settings.use_lstm else bootstrapped_rollout_spec
+    eval_actor = RecurrentPolicyGreedyActor if run_settings.use_lstm else None  # the default: PolicyGreedyActor
+    main_loop.train_actors_and_learner(run_settings, make_network, build_learner, build_actor, spec, asynchronous=True, make_eval_actor=eval_actor)

@@ -8,33 +8,9 @@ the paper's, the loss is summed over the 20 x 32 samples of a batch, the reducti
 """
 
 from deep_rl_zoo import flags
-from deep_rl_zoo.impala import agent
+from deep_rl_zoo.impala import agent, settings
 
-flags.define_common('Pong', atari=True)
-flags.define_distributed(num_actors=2, num_envs_per_actor=8)
-flags.define_asynchronous(batch_rollouts=4, max_policy_lag=100)
-flags.define_impala(atari=True)
-flags.set_defaults(
-    num_iterations=50,
-    num_train_steps=1_000_000,
-    num_eval_steps=27_000,
-    learning_rate=6e-4,
-    discount=0.99,
-    unroll_length=20,
-    entropy_coef=0.01,
-    value_coef=0.5,
-    max_grad_norm=40.0,
-    optimizer='rmsprop',
-    rmsprop_alpha=0.99,
-    optimizer_eps=0.01,
-    terminal_on_life_loss=False,
-    learner_threads=2,
-)
-
-
-def main() -> None:
-    agent.train('atari')
-
+flags.define_settings(settings.ATARI, settings.PRESETS)
 
 if __name__ == '__main__':
-    flags.run(main)
+    flags.run(agent.train)

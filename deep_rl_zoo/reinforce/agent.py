@@ -35,6 +35,7 @@ from deep_rl_zoo import main_loop, multistep, policy_gradient, trackers
 from deep_rl_zoo.greedy_actors import as_tensor, greedy_policy_actor
 from deep_rl_zoo.gym_env import VectorEnvironment, VectorStep
 from deep_rl_zoo.networks.policy import policy_for
+from deep_rl_zoo.reinforce.settings import ReinforceSettings
 
 
 class EpisodeBatch(NamedTuple):
@@ -214,7 +215,7 @@ class Reinforce:
 def build_agent(
     agent_class: type[Reinforce], network: nn.Module, env: VectorEnvironment, values: dict[str, Any], device: torch.device, **options: Any
 ) -> Reinforce:
-    """An `agent_class` (REINFORCE or a subclass) for `env` from the run's flag values (`flags.define_reinforce`)."""
+    """An `agent_class` (REINFORCE or a subclass) for `env` from the run's flag values (`ReinforceSettings`)."""
     return agent_class(
         network=network,
         optimizer=torch.optim.Adam(network.parameters(), lr=values['learning_rate'], fused=True),
@@ -237,8 +238,8 @@ def make_network(env: VectorEnvironment, values: dict[str, Any]) -> nn.Module:
 
 
 
-def train(kind: str) -> None:
-    """Entry point of REINFORCE's run scripts: environments, agent and iterations from the parsed flags."""
+def train(run_settings: ReinforceSettings) -> None:
+    """Entry point of REINFORCE's run scripts: environments, agent and iterations from the run's settings."""
     main_loop.train_value_agent(
-        kind, lambda env, values, device: build_agent(Reinforce, make_network(env, values), env, values, device), greedy_policy_actor
+        run_settings, lambda env, values, device: build_agent(Reinforce, make_network(env, values), env, values, device), greedy_policy_actor
     )

@@ -25,6 +25,7 @@ from deep_rl_zoo.gym_env import VectorEnvironment
 from deep_rl_zoo.networks.policy import actor_critic_for
 from deep_rl_zoo.greedy_actors import greedy_policy_actor
 from deep_rl_zoo.reinforce.agent import EpisodeBatch, Reinforce, build_agent
+from deep_rl_zoo.reinforce_baseline.settings import ReinforceBaselineSettings
 
 
 class ReinforceBaseline(Reinforce):
@@ -67,10 +68,10 @@ def make_network(env: VectorEnvironment, values: dict[str, Any]) -> nn.Module:
     return actor_critic_for(env, 'REINFORCE with baseline')
 
 
-def train(kind: str) -> None:
-    """Entry point of REINFORCE with baseline's run scripts."""
+def train(run_settings: ReinforceBaselineSettings) -> None:
+    """Entry point of REINFORCE with baseline's run scripts: environments, agent and iterations from the run's settings."""
     main_loop.train_value_agent(
-        kind,
+        run_settings,
         lambda env, values, device: build_agent(
             ReinforceBaseline, make_network(env, values), env, values, device, value_coef=values['value_coef']
         ),

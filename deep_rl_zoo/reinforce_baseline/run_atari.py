@@ -5,13 +5,9 @@ slowly). Every flag and default is REINFORCE's run_atari (the baseline's value l
 """
 
 from deep_rl_zoo import flags
-from deep_rl_zoo.reinforce import run_atari  # noqa: F401  (defines REINFORCE's flags with its Atari defaults)
-from deep_rl_zoo.reinforce_baseline import agent
+from deep_rl_zoo.reinforce_baseline import agent, settings
 
-
-def main() -> None:
-    agent.train('atari')
-
+flags.define_settings(settings.ATARI, settings.PRESETS)
 
 if __name__ == '__main__':
-    flags.run(main)
+    flags.run(agent.train)

@@ -46,6 +46,7 @@ from deep_rl_zoo.networks.policy import CategoricalPolicy, policy_for
 from deep_rl_zoo.networks.value import QNetwork, mlp_q_network, nature_cnn_q_network
 from deep_rl_zoo.replay_agent import batch_tensors, build_replay, frozen_copy
 from deep_rl_zoo.rollouts import TransitionActor, transition_spec
+from deep_rl_zoo.sac.settings import SacSettings
 from deep_rl_zoo.soft_actor_critic import discrete_target_entropy, soft_policy_loss, soft_q_learning, temperature_loss
 
 __all__ = ['SacLearner', 'build_actor', 'build_learner', 'make_critic', 'make_network', 'transition_spec', 'train']
@@ -244,7 +245,7 @@ def make_critic(env: VectorEnvironment, values: dict[str, Any]) -> QNetwork:
 
 
 def build_learner(network: nn.Module, values: dict[str, Any], total_updates: int, device: torch.device) -> SacLearner:
-    """A SAC learner from the run's flag values (`flags.define_sac`): critics and replay are shaped by one throwaway
+    """A SAC learner from the run's flag values (`SacSettings`): critics and replay are shaped by one throwaway
     environment; the replay has one stream per actor environment."""
     env = main_loop.create_environment(values['environment_kind'], values, 1, values['seed'])
     try:
@@ -279,6 +280,6 @@ def build_actor(network: nn.Module, env: VectorEnvironment, values: dict[str, An
     return TransitionActor(network, env, values['unroll_length'], values.get('terminal_on_life_loss', False), seed, device)
 
 
-def train(kind: str) -> None:
-    """Entry point of SAC's run scripts: actors, learner (with its replay) and iterations from the parsed flags."""
-    main_loop.train_actors_and_learner(kind, make_network, build_learner, build_actor, transition_spec)
+def train(run_settings: SacSettings) -> None:
+    """Entry point of SAC's run scripts: actors, learner (with its replay) and iterations from the run's settings."""
+    main_loop.train_actors_and_learner(run_settings, make_network, build_learner, build_actor, transition_spec)
