@@ -388,11 +388,10 @@ def profile(args: argparse.Namespace) -> str:
 
     import torch
 
-    from deep_rl_zoo import distributed, flags, main_loop
-    from deep_rl_zoo.ppo import agent
-    import deep_rl_zoo.ppo.run_atari  # noqa: F401  # defines the flags with run_atari's defaults
+    from deep_rl_zoo import distributed, main_loop
+    from deep_rl_zoo.ppo import agent, settings
 
-    values = {**flags.flag_values(), 'environment_kind': 'atari', 'environment_name': 'Breakout', 'num_envs_per_actor': NUM_ENVS, 'seed': args.seed}
+    values = settings.ATARI.replace(environment_name='Breakout', num_envs_per_actor=NUM_ENVS, seed=args.seed).flag_values()  # run_atari's defaults
     learner_threads = values['learner_threads']
     torch.manual_seed(args.seed)
     env = main_loop.create_environment('atari', values, NUM_ENVS, args.seed)

@@ -25,6 +25,7 @@ from deep_rl_zoo import main_loop, multistep, policy_gradient, trackers
 from deep_rl_zoo.gym_env import VectorEnvironment
 from deep_rl_zoo.networks.policy import GaussianActorCritic, mlp_actor_critic, nature_cnn_actor_critic
 from deep_rl_zoo.normalizer import fold_into_observation_statistics
+from deep_rl_zoo.ppo.settings import PpoSettings
 from deep_rl_zoo.rollouts import OnPolicyActor, policy_distribution, rollout_spec
 from deep_rl_zoo.schedule import LinearSchedule
 from deep_rl_zoo.types import OneOptimizerLearner
@@ -145,7 +146,7 @@ def minibatches(num_samples: int, num_minibatches: int, device: torch.device) ->
 
 
 def learner_arguments(values: dict[str, Any], total_updates: int, device: torch.device) -> dict[str, Any]:
-    """`PpoLearner`'s keyword arguments from the run's flag values (see `flags.define_ppo`); the curiosity agents'
+    """`PpoLearner`'s keyword arguments from the run's flag values (see `PpoSettings`); the curiosity agents'
     learners take them too."""
     return dict(
         learning_rate=values['learning_rate'],
@@ -166,7 +167,7 @@ def learner_arguments(values: dict[str, Any], total_updates: int, device: torch.
 
 
 def build_learner(network: nn.Module, values: dict[str, Any], total_updates: int, device: torch.device) -> PpoLearner:
-    """A PPO learner from the run's flag values (see `flags.define_ppo`)."""
+    """A PPO learner from the run's flag values (see `PpoSettings`)."""
     return PpoLearner(network, **learner_arguments(values, total_updates, device))
 
 
@@ -209,6 +210,6 @@ def make_network(env: VectorEnvironment, values: dict[str, Any]) -> nn.Module:
     return mlp_actor_critic(observation_shape[0], action_space.n, normalize_observations=normalize_observations)
 
 
-def train(kind: str) -> None:
-    """Entry point of PPO's run scripts: actors, learner and iterations from the parsed flags."""
-    main_loop.train_actors_and_learner(kind, make_network, build_learner, build_actor, rollout_spec)
+def train(run_settings: PpoSettings) -> None:
+    """Entry point of PPO's run scripts: actors, learner and iterations from the run's settings."""
+    main_loop.train_actors_and_learner(run_settings, make_network, build_learner, build_actor, rollout_spec)

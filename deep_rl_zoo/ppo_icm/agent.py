@@ -34,6 +34,7 @@ from deep_rl_zoo.networks.curiosity import icm_for, policy_torsos
 from deep_rl_zoo.networks.policy import CategoricalActorCritic
 from deep_rl_zoo.ppo.agent import PpoLearner, build_actor, concatenate_rollouts, minibatches, refuse_observation_normalization
 from deep_rl_zoo.ppo.agent import learner_arguments as ppo_arguments
+from deep_rl_zoo.ppo_icm.settings import PpoIcmSettings
 from deep_rl_zoo.rollouts import room_counting_rollout_spec
 
 
@@ -155,7 +156,7 @@ def make_network(env: VectorEnvironment, values: dict[str, Any]) -> CategoricalA
 
 
 def build_learner(network: nn.Module, values: dict[str, Any], total_updates: int, device: torch.device) -> PpoIcmLearner:
-    """A PPO-ICM learner from the run's flag values (see `flags.define_ppo_icm`)."""
+    """A PPO-ICM learner from the run's flag values (see `PpoIcmSettings`)."""
     icm = None
     if values['intrinsic_reward_coef'] > 0:
         env = main_loop.create_environment(values['environment_kind'], values, 1, values['seed'])
@@ -174,9 +175,10 @@ def build_learner(network: nn.Module, values: dict[str, Any], total_updates: int
     )
 
 
-def train(kind: str) -> None:
-    """Entry point of PPO-ICM's run scripts ('classic' also takes MiniGrid names)."""
-    from deep_rl_zoo import flags
-
-    kind = gym_env.environment_kind(kind, flags.FLAGS.environment_name)
-    main_loop.train_actors_and_learner(kind, make_network, build_learner, build_actor, room_counting_rollout_spec, count_rooms=True)
+def train(run_settings: PpoIcmSettings) -> None:
+    """Entry point of PPO-ICM's run scripts: actors, learner and iterations from the run's settings (run_classic's
+    'classic' environments also take MiniGrid names, whose kind is 'minigrid')."""
+    kind = gym_env.environment_kind(run_settings.environment_kind, run_settings.environment_name)
+    main_loop.train_actors_and_learner(
+        run_settings.replace(environment_kind=kind), make_network, build_learner, build_actor, room_counting_rollout_spec, count_rooms=True
+    )

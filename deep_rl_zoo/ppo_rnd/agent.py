@@ -29,6 +29,7 @@ from deep_rl_zoo.gym_env import VectorEnvironment
 from deep_rl_zoo.networks.curiosity import RandomNetworkDistillation, TwoValueActorCritic, policy_torsos, rnd_for
 from deep_rl_zoo.ppo.agent import PpoLearner, build_actor, concatenate_rollouts, minibatches, refuse_observation_normalization
 from deep_rl_zoo.ppo.agent import learner_arguments as ppo_arguments
+from deep_rl_zoo.ppo_rnd.settings import PpoRndSettings
 from deep_rl_zoo.rollouts import room_counting_rollout_spec
 
 RND_INIT_SEED_OFFSET = 20_000  # the random steps that initialise the normaliser play their own environments
@@ -182,7 +183,7 @@ def make_network(env: VectorEnvironment, values: dict[str, Any]) -> TwoValueActo
 
 
 def build_learner(network: nn.Module, values: dict[str, Any], total_updates: int, device: torch.device) -> PpoRndLearner:
-    """A PPO-RND learner from the run's flag values (see `flags.define_ppo_rnd`), its normaliser initialised."""
+    """A PPO-RND learner from the run's flag values (see `PpoRndSettings`), its normaliser initialised."""
     kind, seed = values['environment_kind'], values['seed'] + RND_INIT_SEED_OFFSET
     env = main_loop.create_environment(kind, values, values['num_envs_per_actor'], seed)
     rnd = rnd_for(kind, env.single_observation_space.shape)
@@ -202,9 +203,10 @@ def build_learner(network: nn.Module, values: dict[str, Any], total_updates: int
     )
 
 
-def train(kind: str) -> None:
-    """Entry point of PPO-RND's run scripts ('classic' also takes MiniGrid names)."""
-    from deep_rl_zoo import flags
-
-    kind = gym_env.environment_kind(kind, flags.FLAGS.environment_name)
-    main_loop.train_actors_and_learner(kind, make_network, build_learner, build_actor, room_counting_rollout_spec, count_rooms=True)
+def train(run_settings: PpoRndSettings) -> None:
+    """Entry point of PPO-RND's run scripts: actors, learner and iterations from the run's settings (run_classic's
+    'classic' environments also take MiniGrid names, whose kind is 'minigrid')."""
+    kind = gym_env.environment_kind(run_settings.environment_kind, run_settings.environment_name)
+    main_loop.train_actors_and_learner(
+        run_settings.replace(environment_kind=kind), make_network, build_learner, build_actor, room_counting_rollout_spec, count_rooms=True
+    )
