@@ -106,7 +106,7 @@ def render(helps: dict[str, dict[str, dict[str, tuple[str, str]]]]) -> str:
         '`deep_rl_zoo/flags.py`; a run script only sets its own defaults. `python -m deep_rl_zoo.<agent>.<script> --help`',
         'lists that script\'s own flags by group with its defaults and exits 0 (`--helpfull` adds absl\'s own).',
         'Flags are written `--name=value`; booleans also `--name` / `--noname`. Bad values stop the run with one line',
-        'naming the flag. A preset (`--preset`, [Training](training.md#run-scripts-and-presets)) may set other values for',
+        'naming the flag. A preset (`--preset`, [Training](training.md#run-scripts-settings-and-presets)) may set other values for',
         'its task, and it says which when the run starts.',
         '',
         'The first tables hold the groups every run script shares, with the default most scripts use; a script that sets',
