@@ -39,6 +39,7 @@ from typing import Any, Callable, Optional
 import torch
 
 from deep_rl_zoo import main_loop
+from deep_rl_zoo.settings import Settings
 
 SEQUENCES = 10_000  # the memory figures are per this many stored sequences
 
@@ -52,27 +53,31 @@ class AgentParts:
     build_actor: Callable[..., Any]
     build_learner: Callable[..., Any]
     rollout_spec: Callable[[int], Callable[..., dict[str, tuple[tuple[int, ...], torch.dtype]]]]  # steps -> spec
+    run_atari_settings: Settings  # its run_atari's defaults (`<agent>/settings.py`'s ATARI)
 
 
 def agent_parts(agent_name: str) -> AgentParts:
     """The parts of 'r2d2', 'ngu' or 'agent57', after importing its run_atari (which defines its flags and defaults)."""
     importlib.import_module(f'deep_rl_zoo.{agent_name}.run_atari')
-    if agent_name == 'r2d2':
-        from deep_rl_zoo.r2d2 import agent as r2d2
-
-        return AgentParts('R2D2', r2d2.make_network, r2d2.build_actor, r2d2.build_learner, lambda steps: r2d2.rollout_spec(steps, 'atari'))
-    parts = importlib.import_module(f'deep_rl_zoo.{agent_name}.agent')
+    agent = importlib.import_module(f'deep_rl_zoo.{agent_name}.agent')
+    run_atari_settings = importlib.import_module(f'deep_rl_zoo.{agent_name}.settings').ATARI
     return AgentParts(
-        'NGU' if agent_name == 'ngu' else 'Agent57', parts.make_network, parts.build_actor, parts.build_learner, lambda steps: parts.rollout_spec(steps, 'atari')
-    )
+        run_atari_settings.agent_name, agent.make_network, agent.build_actor, agent.build_learner, lambda steps: agent.rollout_spec(steps, 'atari'),
+        run_atari_settings,
+    )  # fmt: skip
 
 
-def run_values(flag_arguments: list[str]) -> dict[str, Any]:
-    """The run_atari's flag values (its module imported by `agent_parts`), with `flag_arguments` applied."""
+def run_values(parts: AgentParts, flag_arguments: list[str], preset: bool = False) -> dict[str, Any]:
+    """The run's values of the agent's run_atari (its module imported by `agent_parts`) under `flag_arguments`, and
+    with `preset` first the tuned settings of its --environment_name (`flags.apply_preset`: flags given win)."""
     from deep_rl_zoo import flags
 
     flags.FLAGS(['r2d2_throughput', *flag_arguments])
-    return main_loop.canonical_environment({**flags.flag_values(), 'environment_kind': 'atari'})
+    if preset:
+        flags.apply_preset()
+    defaults = parts.run_atari_settings
+    run_settings = defaults.with_values({field.name: flags.FLAGS[field.name].value for field in type(defaults).flag_fields('atari')})
+    return main_loop.canonical_environment(run_settings.flag_values())
 
 
 def raw_bytes_per_sequence(parts: AgentParts, values: dict[str, Any], network: torch.nn.Module) -> float:
@@ -96,7 +101,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         raise SystemExit(f'error: --learner_steps={args.learner_steps}: must be at least 1')
     out = args.out or f'benchmarks/results/{args.agent}_throughput.md'
     agent = agent_parts(args.agent)
-    values = run_values(flag_arguments)
+    values = run_values(agent, flag_arguments)
     # The learner's replay must not learn while the actor fills it: it waits for a full replay, and learns when asked.
     values_while_filling = {**values, 'min_replay_size': values['replay_capacity']}
     device = torch.device('cpu')  # the actor's, as in a run without --actors_on_gpu

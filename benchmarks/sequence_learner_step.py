@@ -29,7 +29,6 @@ import argparse
 import collections
 import copy
 import hashlib
-import importlib
 import os
 import statistics
 import sys
@@ -45,13 +44,9 @@ from deep_rl_zoo import main_loop
 MODES = ('float32', 'bf16')
 
 
-def preset_values(agent: str, flag_arguments: list[str]) -> dict[str, Any]:
-    """run_atari's values on Pong with the agent's Pong preset (`presets.PRESETS['Pong']`) under `flag_arguments`."""
-    from deep_rl_zoo import flags
-
-    values = r2d2_throughput.run_values(['--environment_name=Pong', *flag_arguments])
-    preset = importlib.import_module(f'deep_rl_zoo.{agent}.presets').PRESETS['Pong']
-    return {**values, **{name: value for name, value in preset.items() if not flags.FLAGS[name].present}}
+def preset_values(parts: r2d2_throughput.AgentParts, flag_arguments: list[str]) -> dict[str, Any]:
+    """run_atari's values on Pong with the agent's Pong preset (`PRESETS['Pong']` of its settings.py) under `flag_arguments`."""
+    return r2d2_throughput.run_values(parts, ['--environment_name=Pong', *flag_arguments], preset=True)
 
 
 def rollouts(parts: r2d2_throughput.AgentParts, values: dict[str, Any], path: Path, count: int) -> list[dict[str, torch.Tensor]]:
@@ -157,7 +152,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     if args.steps < 1:
         raise SystemExit(f'error: --steps={args.steps}: must be at least 1')
     parts = r2d2_throughput.agent_parts(args.agent)
-    values = preset_values(args.agent, flag_arguments)
+    values = preset_values(parts, flag_arguments)
     path = Path(args.rollouts or f'benchmarks/results/raw/{args.agent}_pong_rollouts.pt')
     filled = rollouts(parts, values, path, args.fill_rollouts)
 

@@ -885,7 +885,7 @@ class Experiment:
         min_replay_size = flags.get('min_replay_size')
         if learner_steps or not min_replay_size:
             return ''
-        if 'priority_eta' in flags:  # R2D2's family: its replay holds sequences (`flags.define_r2d2`)
+        if 'priority_eta' in flags:  # R2D2's family: its replay holds sequences (`r2d2/settings.py`)
             return (
                 f'no learning yet: learning starts once replay holds --min_replay_size={min_replay_size} sequences of '
                 f'--unroll_length={flags.get("unroll_length")} steps; this run is at env step {self.env_steps}'

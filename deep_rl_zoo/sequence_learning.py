@@ -44,7 +44,7 @@ def sequence_layout(burn_in: int, unroll_length: int) -> tuple[int, int]:
 def prioritized_sequence_replay(
     values: dict[str, Any], observation_space: Any, replay_class: type[replay_lib.PrioritizedSequenceReplay] = replay_lib.PrioritizedSequenceReplay, **options: Any
 ) -> replay_lib.PrioritizedSequenceReplay:
-    """The learner's replay from the run's flag values (`flags.define_r2d2`): `sequence_layout`'s sequences of
+    """The learner's replay from the run's flag values (`r2d2/settings.py`'s R2d2Settings): `sequence_layout`'s sequences of
     observations of `observation_space`, one stream per actor environment; `options` are the rest of
     `replay_class`'s arguments (discount, state size)."""
     if values['min_replay_size'] > values['replay_capacity']:

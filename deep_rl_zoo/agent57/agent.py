@@ -28,6 +28,7 @@ import torch
 from torch import nn
 
 from deep_rl_zoo import transformed_returns
+from deep_rl_zoo.agent57.settings import Agent57Settings
 from deep_rl_zoo.gym_env import VectorEnvironment
 from deep_rl_zoo.meta_controller import SlidingWindowUcb
 from deep_rl_zoo.networks.ngu import NguNetworks, ngu_networks
@@ -190,5 +191,6 @@ def eval_policy(network: NguNetworks, values: dict[str, Any], epsilon: float, se
     return make_policy(network, values, np.array([epsilon]), None, seed, device)
 
 
-def train(kind: str) -> None:
-    ngu.train(kind, build_learner=build_learner, build_actor=build_actor, make_network=make_network, make_eval_policy=eval_policy, num_q_networks=2)
+def train(run_settings: Agent57Settings) -> None:
+    """Entry point of Agent57's run scripts: NGU's (`ngu.train`) with Agent57's learner, actors, networks and evaluation policy."""
+    ngu.train(run_settings, build_learner=build_learner, build_actor=build_actor, make_network=make_network, make_eval_policy=eval_policy, num_q_networks=2)

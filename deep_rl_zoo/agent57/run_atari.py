@@ -11,19 +11,9 @@ N = 8 policies (the paper: 32 policies, 256 actors).
 """
 
 from deep_rl_zoo import flags
-from deep_rl_zoo.agent57 import agent
-from deep_rl_zoo.ngu import agent as ngu_agent
+from deep_rl_zoo.agent57 import agent, settings
 
-flags.define_common('MontezumaRevenge', atari=True)
-flags.define_distributed(num_actors=2, num_envs_per_actor=4)
-flags.define_asynchronous(batch_rollouts=1, max_policy_lag=1_000_000)
-flags.define_ngu(agent57=True)
-flags.set_defaults(**ngu_agent.ATARI_SETTINGS)  # NGU's settings
-
-
-def main() -> None:
-    agent.train('atari')
-
+flags.define_settings(settings.ATARI, settings.PRESETS)
 
 if __name__ == '__main__':
-    flags.run(main)
+    flags.run(agent.train)

@@ -8,19 +8,9 @@ meta-controller choosing among the N = 8 policies every episode.
 """
 
 from deep_rl_zoo import flags
-from deep_rl_zoo.agent57 import agent
-from deep_rl_zoo.ngu import agent as ngu_agent
+from deep_rl_zoo.agent57 import agent, settings
 
-flags.define_common('CartPole-v1')
-flags.define_distributed(num_actors=2, num_envs_per_actor=4)
-flags.define_asynchronous(batch_rollouts=1, max_policy_lag=1_000_000)  # replay is off-policy anyway: drop nothing
-flags.define_ngu(agent57=True)
-flags.set_defaults(**ngu_agent.CLASSIC_SETTINGS)  # NGU's settings
-
-
-def main() -> None:
-    agent.train('classic')
-
+flags.define_settings(settings.CLASSIC, settings.PRESETS)
 
 if __name__ == '__main__':
-    flags.run(main)
+    flags.run(agent.train)

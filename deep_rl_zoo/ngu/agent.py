@@ -42,7 +42,7 @@ from deep_rl_zoo.gym_env import VectorEnvironment, VectorStep
 from deep_rl_zoo.networks.ngu import NguNetworks, StepInputs, ngu_networks
 from deep_rl_zoo.networks.recurrent_value import lstm_size
 from deep_rl_zoo.ngu import replay as ngu_replay
-from deep_rl_zoo.r2d2 import agent as r2d2_agent
+from deep_rl_zoo.ngu.settings import NguSettings
 from deep_rl_zoo.rollouts import transition_spec, visited_rooms_spec, write_visited_rooms
 from deep_rl_zoo.schedule import LinearSchedule
 from deep_rl_zoo.sequence_learning import (
@@ -56,20 +56,6 @@ from deep_rl_zoo.sequence_learning import (
 )
 from deep_rl_zoo.trackers import EpisodeTracker
 
-
-# R2D2's run-script defaults without its single discount and n-step (NGU's family of discounts and Retrace take their
-# place), with a family of 8 policies: run_classic's and run_atari's defaults of NGU and Agent57.
-_R2D2_ONLY = ('discount', 'n_step')
-CLASSIC_SETTINGS: dict[str, Any] = {
-    **{name: value for name, value in r2d2_agent.CLASSIC_SETTINGS.items() if name not in _R2D2_ONLY},
-    'num_policies': 8,
-    'gamma_max': 0.99,
-    'gamma_min': 0.97,
-}
-ATARI_SETTINGS: dict[str, Any] = {
-    **{name: value for name, value in r2d2_agent.ATARI_SETTINGS.items() if name not in _R2D2_ONLY},
-    'num_policies': 8,
-}
 
 def policy_family(values: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
     """The run's (betas, discounts) of its N policies."""
@@ -475,16 +461,16 @@ def eval_policy(network: NguNetworks, values: dict[str, Any], epsilon: float, se
 
 
 def train(
-    kind: str, build_learner: Callable[..., NguLearner] = build_learner, build_actor: Callable[..., Any] = build_actor, make_network=make_network,
-    make_eval_policy=eval_policy, num_q_networks: int = 1,
+    run_settings: NguSettings, build_learner: Callable[..., NguLearner] = build_learner, build_actor: Callable[..., Any] = build_actor,
+    make_network=make_network, make_eval_policy=eval_policy, num_q_networks: int = 1,
 ) -> None:
-    """Entry point of the run scripts (NGU's, and Agent57's with its own parts): run_classic also takes MiniGrid."""
-    from deep_rl_zoo import flags
-
-    values = flags.flag_values()
-    kind = gym_env.environment_kind(kind, values['environment_name'])
+    """Entry point of the run scripts (NGU's, and Agent57's with its own parts) from the run's settings: run_classic
+    also takes MiniGrid."""
+    run_settings = run_settings.replace(environment_kind=gym_env.environment_kind(run_settings.environment_kind, run_settings.environment_name))
+    values = run_settings.flag_values()
     main_loop.train_actors_and_learner(
-        kind, make_network, build_learner, build_actor, rollout_spec(values['actor_update_interval'], kind, num_q_networks), asynchronous=True,
-        make_eval_actor=lambda network, device: make_eval_policy(network, {**values, 'environment_kind': kind}, values['eval_exploration_epsilon'], values['seed'], device),
+        run_settings, make_network, build_learner, build_actor,
+        rollout_spec(run_settings.actor_update_interval, run_settings.environment_kind, num_q_networks), asynchronous=True,
+        make_eval_actor=lambda network, device: make_eval_policy(network, values, run_settings.eval_exploration_epsilon, run_settings.seed, device),
         count_rooms=True,
     )  # fmt: skip

@@ -10,18 +10,9 @@ cores: 2 actor processes of 4 environments, so N = 8 policies (the paper: 32 ove
 """
 
 from deep_rl_zoo import flags
-from deep_rl_zoo.ngu import agent
+from deep_rl_zoo.ngu import agent, settings
 
-flags.define_common('MontezumaRevenge', atari=True)
-flags.define_distributed(num_actors=2, num_envs_per_actor=4)
-flags.define_asynchronous(batch_rollouts=1, max_policy_lag=1_000_000)
-flags.define_ngu()
-flags.set_defaults(**agent.ATARI_SETTINGS)
-
-
-def main() -> None:
-    agent.train('atari')
-
+flags.define_settings(settings.ATARI, settings.PRESETS)
 
 if __name__ == '__main__':
-    flags.run(main)
+    flags.run(agent.train)

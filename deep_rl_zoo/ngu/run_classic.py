@@ -8,18 +8,9 @@ one each; shorter horizons than the paper's Atari ones (gamma 0.99 for policy 0 
 """
 
 from deep_rl_zoo import flags
-from deep_rl_zoo.ngu import agent
+from deep_rl_zoo.ngu import agent, settings
 
-flags.define_common('CartPole-v1')
-flags.define_distributed(num_actors=2, num_envs_per_actor=4)
-flags.define_asynchronous(batch_rollouts=1, max_policy_lag=1_000_000)  # replay is off-policy anyway: drop nothing
-flags.define_ngu()
-flags.set_defaults(**agent.CLASSIC_SETTINGS)
-
-
-def main() -> None:
-    agent.train('classic')
-
+flags.define_settings(settings.CLASSIC, settings.PRESETS)
 
 if __name__ == '__main__':
-    flags.run(main)
+    flags.run(agent.train)

@@ -56,6 +56,7 @@ from deep_rl_zoo.networks.recurrent_value import (
     mlp_recurrent_dueling_q_network,
     nature_cnn_recurrent_dueling_q_network,
 )
+from deep_rl_zoo.r2d2.settings import R2d2Settings
 from deep_rl_zoo.rollouts import transition_spec, visited_rooms_spec, write_visited_rooms
 from deep_rl_zoo.schedule import LinearSchedule
 from deep_rl_zoo.sequence_learning import (
@@ -69,66 +70,6 @@ from deep_rl_zoo.sequence_learning import (
     time_major,
 )
 from deep_rl_zoo.trackers import EpisodeTracker
-
-
-# The paper's prioritisation (section 2 and table 2): priority exponent 0.9, importance sampling exponent 0.6.
-PRIORITY_SETTINGS: dict[str, Any] = dict(
-    priority_exponent=0.9,
-    importance_sampling_exponent_begin_value=0.6,
-    importance_sampling_exponent_end_value=0.6,
-)
-
-# run_classic's defaults (CartPole-v1): DQN's CartPole optimiser (Adam 5e-4, eps 1e-8: the paper's eps 1e-3 slows
-# these small gradients); short sequences (4 burn-in + 8 learned steps, 4 apart) for short episodes; each step
-# replayed about 64 times as in DQN's settings: batches of 32 sequences x 8 learned steps every 4 env steps. The
-# gradient clip 80 is the 10 these settings were tuned with on a loss averaged over the 8 learned steps, scaled to the
-# loss summed over them (`sequence_loss`): Adam at eps 1e-8 does not see the scale, so the steps are those it took
-# (at 10 on the sum, seed 1 had not solved CartPole at 70k env steps; at 10 on the mean it had at 40k).
-CLASSIC_SETTINGS: dict[str, Any] = dict(
-    num_iterations=10,
-    num_train_steps=50_000,
-    num_eval_steps=2_500,
-    learning_rate=5e-4,
-    adam_eps=1e-8,
-    max_grad_norm=80.0,
-    discount=0.99,
-    unroll_length=8,
-    burn_in=4,
-    n_step=3,
-    replay_capacity=10_000,
-    min_replay_size=100,
-    batch_size=32,
-    learn_interval=4,
-    target_network_update_interval=250,
-    actor_update_interval=20,
-    learner_on_gpu=False,
-    **PRIORITY_SETTINGS,
-)
-
-# run_atari's defaults: the paper's settings where 2 cores allow (see run_atari.py's docstring).
-ATARI_SETTINGS: dict[str, Any] = dict(
-    num_iterations=50,
-    num_train_steps=250_000,
-    num_eval_steps=27_000,
-    learning_rate=1e-4,
-    adam_eps=1e-3,
-    max_grad_norm=40.0,
-    discount=0.997,
-    unroll_length=80,
-    burn_in=40,
-    n_step=5,
-    replay_capacity=20_000,
-    min_replay_size=500,
-    compress_replay=True,
-    batch_size=64,
-    learn_interval=80,
-    target_network_update_interval=2_500,
-    actor_update_interval=400,
-    clip_reward=False,
-    terminal_on_life_loss=False,
-    learner_threads=2,
-    **PRIORITY_SETTINGS,
-)
 
 
 def rollout_spec(steps: int, kind: str) -> Callable[..., dict[str, tuple[tuple[int, ...], torch.dtype]]]:
@@ -315,8 +256,8 @@ def make_network(env: VectorEnvironment, values: dict[str, Any]) -> RecurrentDue
 
 
 def build_learner(network: nn.Module, values: dict[str, Any], total_updates: int, device: torch.device) -> R2d2Learner:
-    """An R2D2 learner from the run's flag values (`flags.define_r2d2`); its replay has one stream per actor
-    environment and is shaped by one throwaway environment (`total_updates` is unused: no schedule counts updates)."""
+    """An R2D2 learner from the run's values (`R2d2Settings.flag_values()`); its replay has one stream per
+    actor environment and is shaped by one throwaway environment (`total_updates` is unused: no schedule counts updates)."""
     env = main_loop.create_environment(values['environment_kind'], values, 1, values['seed'])
     observation_space = env.single_observation_space
     env.close()
@@ -368,14 +309,12 @@ def build_actor(network: nn.Module, env: VectorEnvironment, values: dict[str, An
     )  # fmt: skip
 
 
-def train(kind: str) -> None:
-    """Entry point of R2D2's run scripts: asynchronous actors, the learner with its replay, iterations; run_classic
-    also takes MiniGrid (the baseline of NGU's and Agent57's exploration benchmark)."""
-    from deep_rl_zoo import flags
-
-    values = flags.flag_values()
-    kind = gym_env.environment_kind(kind, values['environment_name'])
+def train(run_settings: R2d2Settings) -> None:
+    """Entry point of R2D2's run scripts: asynchronous actors, the learner with its replay, iterations from the run's
+    settings; run_classic also takes MiniGrid (the baseline of NGU's and Agent57's exploration benchmark)."""
+    run_settings = run_settings.replace(environment_kind=gym_env.environment_kind(run_settings.environment_kind, run_settings.environment_name))
     main_loop.train_actors_and_learner(
-        kind, make_network, build_learner, build_actor, rollout_spec(values['actor_update_interval'], kind), asynchronous=True,
-        make_eval_actor=lambda network, device: R2d2Policy(network, values['eval_exploration_epsilon'], values['seed'], device), count_rooms=True,
+        run_settings, make_network, build_learner, build_actor, rollout_spec(run_settings.actor_update_interval, run_settings.environment_kind),
+        asynchronous=True, make_eval_actor=lambda network, device: R2d2Policy(network, run_settings.eval_exploration_epsilon, run_settings.seed, device),
+        count_rooms=True,
     )  # fmt: skip

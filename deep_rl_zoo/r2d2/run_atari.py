@@ -14,18 +14,9 @@ the results CSV), the baseline for NGU's and Agent57's.
 """
 
 from deep_rl_zoo import flags
-from deep_rl_zoo.r2d2 import agent
+from deep_rl_zoo.r2d2 import agent, settings
 
-flags.define_common('Pong', atari=True)
-flags.define_distributed(num_actors=2, num_envs_per_actor=4)
-flags.define_asynchronous(batch_rollouts=1, max_policy_lag=1_000_000)  # replay is off-policy anyway: drop nothing
-flags.define_r2d2()
-flags.set_defaults(**agent.ATARI_SETTINGS)  # the paper's settings, as the docstring says
-
-
-def main() -> None:
-    agent.train('atari')
-
+flags.define_settings(settings.ATARI, settings.PRESETS)
 
 if __name__ == '__main__':
-    flags.run(main)
+    flags.run(agent.train)
