@@ -10,8 +10,7 @@ uniformly random actions on top.
 from deep_rl_zoo import evaluation, flags, settings
 from deep_rl_zoo.rainbow.agent import make_network
 
-flags.define_settings(settings.EPSILON_GREEDY_EVALUATION)
-flags.set_defaults(eval_exploration_epsilon=0.0)
+flags.define_settings(settings.EPSILON_GREEDY_EVALUATION.replace(eval_exploration_epsilon=0.0))
 
 
 def main(eval_settings: settings.Evaluation) -> None:
