@@ -188,6 +188,12 @@ class Rollout(NamedTuple):
     finished: list[tuple[float, int]]  # episodes finished meanwhile (raw return, length)
 
 
+class ActorBuilt(NamedTuple):
+    """An actor's first message: its environments and network are built (`ActorPool.start` waits for these)."""
+
+    actor_id: int
+
+
 class _FreeBuffers:
     """Which of one actor's buffers it may fill: a flag per buffer and a semaphore counting the free ones.
 
@@ -234,6 +240,7 @@ def _actor_main(
     torch.set_num_threads(1)
     try:
         actor = make_actor(actor_id, device)
+        connection.send(ActorBuilt(actor_id))
         version = 0
         while not stop.value and os.getppid() == parent_pid:
             if free is None:
@@ -290,6 +297,7 @@ class ActorPool:
         self._stop = context.Value('b', 0, lock=False)  # a plain flag: an Event's lock could die with an actor
         self._held: list[set[int]] = [set() for _ in buffers]  # buffers the learner has received and not released
         self._ready: collections.deque[Rollout] = collections.deque()
+        self._built: set[int] = set()  # actors that reported their environments and network built
         self._free: list[Optional[_FreeBuffers]] = [None] * len(buffers)
         self._connections: list[Any] = [None] * len(buffers)
         self._processes: list[Any] = [None] * len(buffers)
@@ -314,8 +322,28 @@ class ActorPool:
         )  # fmt: skip
 
     def start(self) -> None:
+        """Starts the actor processes and waits until each has built its environments and network, so that an actor
+        that cannot be built (a bad setting, a missing ROM) ends the run with its error before the run has started:
+        before the experiment writes anything. Raises ActorCrashError naming the actor and its error (restarting it
+        would fail again), with every actor stopped."""
         for process in self._processes:
             process.start()
+        while len(self._built) < len(self._processes):
+            waiting = {}
+            for actor_id in set(range(len(self._processes))) - self._built:
+                waiting[self._connections[actor_id][0]] = actor_id
+                waiting[self._processes[actor_id].sentinel] = actor_id
+            for handle in multiprocessing.connection.wait(list(waiting), timeout=_POLL_SECONDS):
+                actor_id = waiting[handle]
+                error = self._drain(actor_id)
+                if actor_id in self._built:
+                    continue
+                if error is not None or not self._processes[actor_id].is_alive():
+                    self.stop()
+                    if error is not None:
+                        raise ActorCrashError(f'actor {actor_id} could not be built: {error.strip().splitlines()[-1]}; the run stops before it starts\n{error}')
+                    process = self._processes[actor_id]
+                    raise ActorCrashError(f'actor {actor_id} (pid {process.pid}) died with exit code {process.exitcode} while being built; the run stops before it starts')
 
     def buffer(self, rollout: Rollout) -> dict[str, torch.Tensor]:
         return self.buffers[rollout.actor_id][rollout.buffer_index]
@@ -371,6 +399,8 @@ class ActorPool:
             if isinstance(message, Rollout):
                 self._held[actor_id].add(message.buffer_index)
                 self._ready.append(message)
+            elif isinstance(message, ActorBuilt):
+                self._built.add(actor_id)
             else:
                 return message[1]
         return None

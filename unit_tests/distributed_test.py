@@ -287,10 +287,7 @@ def test_actor_pool_works_with_spawned_actors():
 
 @pytest.mark.parametrize(
     'make_actor, cause',
-    [
-        (make_actor_failing_in_collect, 'ValueError: boom from fake actor 1'),
-        (make_actor_failing_in_construction, 'RuntimeError: cannot build actor 1 (fake)'),
-    ],
+    [(make_actor_failing_in_collect, 'ValueError: boom from fake actor 1')],
 )
 def test_an_actor_that_raises_makes_receive_raise_naming_it(make_actor, cause):
     with Pool(make_actor, 2) as pool:
@@ -509,6 +506,26 @@ def test_restart_actors_replaces_a_killed_actor_and_the_pool_goes_on(asynchronou
         pids = [new_pid, int(pool.pool.buffer(next(r for r in second if r.actor_id == 0))['pid'].item())]
     assert not any(is_running(pid) for pid in pids)
     assert f'actor 1 (pid {old_pid}) died with exit code -9; restarting it (restart 1 of at most 10)' in capfd.readouterr().err
+
+
+@pytest.mark.parametrize('restart_actors', [False, True])
+def test_an_actor_that_cannot_be_built_stops_the_pool_at_start_naming_it(restart_actors):
+    """`start` waits until every actor has built its environments and network: one that cannot be built ends the run
+    there, before the experiment has written anything (restarting it would only fail again), with every actor gone."""
+    pool = Pool(make_actor_failing_in_construction, 2, restart_actors=restart_actors)
+    start = time.monotonic()
+    with pytest.raises(distributed.ActorCrashError) as raised:
+        pool.pool.start()
+    assert time.monotonic() - start < 10.0
+    message = str(raised.value)
+    assert message.startswith('actor 1 could not be built: RuntimeError: cannot build actor 1 (fake); the run stops before it starts\nTraceback')
+    assert not any(process.is_alive() for process in pool.pool._processes)  # pylint: disable=protected-access
+
+
+def test_start_returns_once_every_actor_is_built():
+    with Pool(make_fake_actor, 3) as pool:
+        assert pool.pool._built == {0, 1, 2}  # pylint: disable=protected-access
+        assert pool.round(1.0, 3).keys() == {0, 1, 2}
 
 
 def test_restart_actors_gives_up_after_max_restarts_naming_the_cause():

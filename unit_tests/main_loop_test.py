@@ -14,12 +14,12 @@ import numpy as np
 import pytest
 import torch
 
-from deep_rl_zoo import checkpoint, gym_env, main_loop
+from deep_rl_zoo import checkpoint, distributed, gym_env, main_loop
 from deep_rl_zoo import experiment as experiment_lib
 from deep_rl_zoo.greedy_actors import PolicyGreedyActor
 from deep_rl_zoo.episodes import play_episodes, run_env_loop
 from deep_rl_zoo.main_loop import Experiment, RunSettings
-from unit_tests.helpers import RESULT_COLUMNS, wait_until_asleep
+from unit_tests.helpers import RESULT_COLUMNS, snapshot, wait_until_asleep
 
 
 class ScriptedActor:
@@ -431,6 +431,23 @@ def test_the_learner_gets_the_rollouts_in_actor_order_whatever_order_they_arrive
         experiment, learner, lambda actor_id, device: _ActorDeliveringInReverse(actor_id, rounds, pids), spec, 2, False, AlwaysLeft(), eval_env
     )
     assert learner.orders == [[0, 1], [0, 1], [0, 1]]  # 6 steps: 3 updates of one step from each of 2 actors
+
+
+def _actor_that_cannot_be_built(actor_id, device):
+    raise OSError(f'no environment for actor {actor_id} (fake)')
+
+
+def test_an_actor_that_cannot_be_built_ends_the_run_before_the_experiment_writes_anything(tmp_path):
+    """The local pool's `start` waits for every actor to be built (as Ray's does), so the run stops before
+    `Experiment.begin`: no config, log, checkpoint, results row or TensorBoard folder, and no actor left running."""
+    spec = {'observation': ((1, 1, 4), torch.float32), 'reward': ((1, 1), torch.float32), 'actor': ((1,), torch.int64)}
+    experiment = Experiment(settings(tmp_path, num_iterations=1, num_train_steps=6, num_eval_steps=0, experiment_dir=str(tmp_path / 'exp')), VECTOR_ENV)
+    with pytest.raises(distributed.ActorCrashError, match=r'^actor [01] could not be built: OSError: no environment for actor [01] \(fake\)'):
+        main_loop.run_actors_and_learner(
+            experiment, _OrderRecordingLearner(), _actor_that_cannot_be_built, spec, 2, False, AlwaysLeft(), types.SimpleNamespace(close=lambda: None)
+        )  # fmt: skip
+    assert snapshot(tmp_path) == {}
+    assert not multiprocessing.active_children()
 
 
 class _ActorReportingItsParameter:
