@@ -228,15 +228,16 @@ def check_output_directory(flag: str, path: str) -> None:
 
 
 def _run_paths(settings: RunSettings) -> list[str]:
-    """The files and directories of an experiment: its directory (config, log, best checkpoint), its TensorBoard
-    folder and, when --checkpoint_dir is elsewhere, this agent's and environment's checkpoints and results CSV there."""
+    """The files and directories of an experiment: its directory (config, log, checkpoints), its TensorBoard folder
+    and, when --checkpoint_dir is elsewhere, this agent's and environment's checkpoints (the best one too) and results
+    CSV there."""
     directory, location = settings.experiment_dir, settings.checkpoint_dir
     paths = [directory]
     if settings.runs_dir:
         paths.append(os.path.join(settings.runs_dir, settings.experiment_name))
     if os.path.abspath(location) != os.path.abspath(directory):
         paths += [file.path for file in checkpoint.list_checkpoints(location, settings.agent_name, settings.environment_name)]
-        paths.append(settings.results_csv_path)
+        paths += [os.path.join(location, checkpoint.best_file_name(settings.agent_name, settings.environment_name)), settings.results_csv_path]
     return [path for path in paths if os.path.exists(path)]
 
 

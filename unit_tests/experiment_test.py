@@ -164,6 +164,22 @@ def test_the_best_checkpoint_goes_where_checkpoint_dir_says_and_resumes_from_the
     assert f'Resuming from {elsewhere}/{NAME}_best.ckpt: iteration 2, 20 env steps' in capsys.readouterr().out
 
 
+def test_a_restart_with_checkpoint_dir_elsewhere_moves_the_old_best_aside_too(tmp_path):
+    """Otherwise the restarted run would keep the old run's best checkpoint and compare its own against that metric."""
+    elsewhere = tmp_path / 'elsewhere'
+    options = dict(checkpoint_dir=str(elsewhere), results_csv_path=str(elsewhere / 'results.csv'), save_best_metric='eval_return')
+    run = Experiment(settings(tmp_path, **options), VECTOR_ENV).begin()
+    run_iteration(run, {'episode_return': 8.0, 'num_episodes': 1})
+    run.close()
+    restarted = Experiment(settings(tmp_path, restart_behavior='restart', **options), VECTOR_ENV).begin()
+    run_iteration(restarted, {'episode_return': 2.0, 'num_episodes': 1})
+    restarted.close()
+    (old,) = [name for name in os.listdir(elsewhere) if name.startswith('old_')]
+    assert f'{NAME}_best.ckpt' in os.listdir(elsewhere / old)
+    best = checkpoint.load_checkpoint(str(elsewhere / f'{NAME}_best.ckpt'))
+    assert best['extra']['experiment']['best_metric'] == 2.0  # the restarted run's own best, not the old 8
+
+
 def test_resuming_from_the_best_checkpoint_drops_later_rows_and_moves_later_checkpoints_aside(tmp_path, capsys):
     run = Experiment(settings(tmp_path, save_best_metric='eval_return'), VECTOR_ENV).begin()
     for value in (1.0, 8.0, 2.0, 3.0):
