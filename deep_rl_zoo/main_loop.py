@@ -155,7 +155,7 @@ class AsyncSettings:
 
     @classmethod
     def from_values(cls, values: dict[str, Any]) -> 'AsyncSettings':
-        """The settings of `flags.define_asynchronous`'s flags. `--num_buffers_per_actor=0` (the default) takes buffers
+        """The values of `settings.Asynchronous`. `--num_buffers_per_actor=0` (the default) takes buffers
         for two batches, so that the actors fill the next batch while the learner trains on one: the learner holds a
         batch's buffers until its update ends, so with room for one batch only, actors and learner take turns. Raises
         ValueError, naming the flags, when the buffers cannot hold one batch: the learner would wait forever."""

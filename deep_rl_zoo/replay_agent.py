@@ -198,7 +198,7 @@ def frozen_copy(network: nn.Module) -> nn.Module:
 
 
 def build_replay(env: VectorEnvironment, values: dict[str, Any], prioritized: bool = False, num_streams: int | None = None) -> replay_lib.UniformReplay:
-    """The replay of a run's flag values: uniform, or proportional prioritized (`flags.define_prioritized_replay`);
+    """The replay of a run's flag values: uniform, or proportional prioritized (`settings.PrioritizedReplay`);
     one stream per environment of `env`, or `num_streams` (a learner fed by several actors' environments)."""
     observation_space = env.single_observation_space
     options = dict(
@@ -229,7 +229,7 @@ def build_agent(
     replay: Any = None,
     **agent_options: Any,
 ) -> ReplayAgent:
-    """An `agent_class` for `env` from the run's flag values (`flags.define_value_learning` and friends);
+    """An `agent_class` for `env` from the run's flag values (`settings.ValueLearning` and friends);
     `replay` replaces the one `build_replay` would make (e.g. DRQN's sequence replay); `agent_options` are
     the algorithm's own constructor arguments (e.g. the atoms of C51)."""
     importance_sampling_exponent = None

@@ -39,7 +39,7 @@ class C51(replay_agent.ReplayAgent):
 
 
 def build_c51(network: nn.Module, env: VectorEnvironment, values: dict[str, Any], device: torch.device) -> C51:
-    """A C51 agent for `env` from the run's flag values (`flags.define_value_learning`, `define_categorical`)."""
+    """A C51 agent for `env` from the run's flag values (`C51Settings`)."""
     return replay_agent.build_agent(C51, network, env, values, device)
 
 

@@ -39,7 +39,7 @@ class DoubleDqn(replay_agent.ReplayAgent):
 
 
 def build_double_dqn(network: nn.Module, env: VectorEnvironment, values: dict[str, Any], device: torch.device) -> DoubleDqn:
-    """A Double DQN agent for `env` from the run's flag values (see `flags.define_value_learning`)."""
+    """A Double DQN agent for `env` from the run's flag values (`DoubleDqnSettings`)."""
     return replay_agent.build_agent(DoubleDqn, network, env, values, device)
 
 

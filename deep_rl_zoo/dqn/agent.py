@@ -37,7 +37,7 @@ class Dqn(replay_agent.ReplayAgent):
 
 
 def build_dqn(network: nn.Module, env: VectorEnvironment, values: dict[str, Any], device: torch.device) -> Dqn:
-    """A DQN agent for `env` from the run's flag values (see `flags.define_value_learning`)."""
+    """A DQN agent for `env` from the run's flag values (`DqnSettings`)."""
     return replay_agent.build_agent(Dqn, network, env, values, device)
 
 

@@ -132,7 +132,7 @@ class Drqn(replay_agent.ReplayAgent):
 
 
 def build_drqn(network: nn.Module, env: VectorEnvironment, values: dict[str, Any], device: torch.device) -> Drqn:
-    """A DRQN agent from the run's flag values (`flags.define_value_learning`, `define_recurrent_replay`).
+    """A DRQN agent from the run's flag values (`DrqnSettings`).
 
     Sequences are burn_in + unroll_length steps long and start ceil(unroll_length / 2) steps apart in an episode
     (the learned parts of consecutive ones overlap by half), so each step is learned from in about two sequences

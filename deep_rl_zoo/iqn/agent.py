@@ -62,7 +62,7 @@ class Iqn(replay_agent.ReplayAgent):
 
 
 def build_iqn(network: ImplicitQuantileNetwork, env: VectorEnvironment, values: dict[str, Any], device: torch.device) -> Iqn:
-    """An IQN agent for `env` from the run's flag values (`flags.define_value_learning`, `define_quantile`)."""
+    """An IQN agent for `env` from the run's flag values (`IqnSettings`)."""
     return replay_agent.build_agent(
         Iqn,
         network,

@@ -43,7 +43,7 @@ class PrioritizedDqn(replay_agent.ReplayAgent):
 def build_prioritized_dqn(
     network: nn.Module, env: VectorEnvironment, values: dict[str, Any], device: torch.device
 ) -> PrioritizedDqn:
-    """A prioritized DQN agent from the run's flag values (`flags.define_value_learning`, `define_prioritized_replay`)."""
+    """A prioritized DQN agent from the run's flag values (`PrioritizedDqnSettings`)."""
     return replay_agent.build_agent(PrioritizedDqn, network, env, values, device, prioritized=True)
 
 

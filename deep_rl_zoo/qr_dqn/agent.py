@@ -45,7 +45,7 @@ class QrDqn(replay_agent.ReplayAgent):
 
 
 def build_qr_dqn(network: nn.Module, env: VectorEnvironment, values: dict[str, Any], device: torch.device) -> QrDqn:
-    """A QR-DQN agent for `env` from the run's flag values (`flags.define_value_learning`, `define_quantile`)."""
+    """A QR-DQN agent for `env` from the run's flag values (`QrDqnSettings`)."""
     return replay_agent.build_agent(QrDqn, network, env, values, device, huber_param=values['huber_param'])
 
 
