@@ -239,7 +239,7 @@ def test_restart_actors_replaces_a_killed_actor_and_the_run_goes_on(tmp_path):
 
 ENDING = """
 import atexit, os, sys, threading, time
-from deep_rl_zoo import flags
+from deep_rl_zoo import flags, settings
 
 class Teardown:
     def __del__(self):
@@ -248,11 +248,12 @@ class Teardown:
 kept = Teardown()  # freed only by the interpreter's teardown
 atexit.register(lambda: print('exit handler ran', flush=True))
 
-def main():
+def main(run_settings):
     threading.Thread(target=lambda: (time.sleep(0.2), print('thread finished', flush=True))).start()
     ending = os.environ['ENDING']
     sys.exit(int(ending) if ending.isdigit() else None if ending == 'none' else ending)
 
+flags.define_settings(settings.EVALUATION)  # the lightest settings: no experiment to resolve
 flags.run(main)
 """
 
