@@ -396,7 +396,7 @@ def profile(args: argparse.Namespace) -> str:
     torch.manual_seed(args.seed)
     env = main_loop.create_environment('atari', values, NUM_ENVS, args.seed)
     spec = agent.rollout_spec(env, NUM_ENVS, values['unroll_length'])
-    learner = agent.build_learner(agent.make_network(env, values), values, 1000, torch.device('cpu'))
+    learner = agent.build_learner(agent.make_network(env, values), env, values, 1000, torch.device('cpu'))
     actor = agent.build_actor(agent.make_network(env, values), env, values, args.seed, torch.device('cpu'))
     context = distributed.process_context([torch.device('cpu')])  # what run_atari uses for CPU actors
     parameters = distributed.SharedParameters(learner.network, context)

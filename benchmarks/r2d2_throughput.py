@@ -39,6 +39,7 @@ from typing import Any, Callable, Optional
 import torch
 
 from deep_rl_zoo import main_loop
+from deep_rl_zoo.gym_env import VectorEnvironment
 from deep_rl_zoo.settings import Settings
 
 SEQUENCES = 10_000  # the memory figures are per this many stored sequences
@@ -80,10 +81,10 @@ def run_values(parts: AgentParts, flag_arguments: list[str], preset: bool = Fals
     return main_loop.canonical_environment(run_settings.flag_values())
 
 
-def raw_bytes_per_sequence(parts: AgentParts, values: dict[str, Any], network: torch.nn.Module) -> float:
+def raw_bytes_per_sequence(parts: AgentParts, env: VectorEnvironment, values: dict[str, Any], network: torch.nn.Module) -> float:
     """What one sequence takes in the replay of `values` stored raw (--nocompress_replay), from a replay of one slot."""
     raw = {**values, 'compress_replay': False, 'replay_capacity': 1, 'min_replay_size': 1}
-    return parts.build_learner(network, raw, 0, torch.device('cpu')).replay.bytes_per_sequence()
+    return parts.build_learner(network, env, raw, 0, torch.device('cpu')).replay.bytes_per_sequence()
 
 
 def _size(size: float) -> str:
@@ -112,8 +113,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     num_envs, steps = actor.env.num_envs, values['actor_update_interval']
     buffer = {name: torch.empty(shape, dtype=dtype) for name, (shape, dtype) in agent.rollout_spec(steps)(actor.env, num_envs, 0).items()}
     main_loop.prepare_process(values)  # the learner's seeds and threads
-    learner = agent.build_learner(agent.make_network(actor.env, values), values_while_filling, 0, learner_device)
-    raw = raw_bytes_per_sequence(agent, values, agent.make_network(actor.env, values))
+    learner = agent.build_learner(agent.make_network(actor.env, values), actor.env, values_while_filling, 0, learner_device)
+    raw = raw_bytes_per_sequence(agent, actor.env, values, agent.make_network(actor.env, values))
 
     torch.set_num_threads(1)
     rollouts, actor_seconds = 0, 0.0

@@ -159,11 +159,11 @@ def main(argv: Optional[list[str]] = None) -> int:
     main_loop.prepare_process(values)  # the learner's seeds and threads
     env = main_loop.create_environment('atari', values, 1, values['seed'])
     network = parts.make_network(env, values)
-    env.close()
     learners, timers = {}, {}
     for mode in modes:
         # The replay must not learn while it is fed: it waits for more sequences than the rollouts hold.
-        learner = parts.build_learner(copy.deepcopy(network), {**values, 'min_replay_size': values['replay_capacity'], 'bf16_learning': mode == 'bf16'}, 0, torch.device('cpu'))
+        learner_values = {**values, 'min_replay_size': values['replay_capacity'], 'bf16_learning': mode == 'bf16'}
+        learner = parts.build_learner(copy.deepcopy(network), env, learner_values, 0, torch.device('cpu'))
         if getattr(learner, 'bf16_learning', False) != (mode == 'bf16'):
             raise SystemExit(f'error: this checkout\'s {parts.name} learner has no --bf16_learning: run with --modes=float32')
         for buffer in filled:
@@ -172,6 +172,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         learners[mode] = learner
         if args.profile:
             timers[mode] = PartTimer(learner)
+    env.close()
     times: dict[str, list[float]] = {mode: [] for mode in modes}
     losses: dict[str, list[float]] = {mode: [] for mode in modes}
     for _ in range(args.steps):

@@ -347,7 +347,7 @@ def _actor_pool(
 def train_actors_and_learner(
     run_settings: Settings,
     make_network: Callable[[VectorEnvironment, dict[str, Any]], nn.Module],
-    build_learner: Callable[[nn.Module, dict[str, Any], int, torch.device], Learner],
+    build_learner: Callable[[nn.Module, VectorEnvironment, dict[str, Any], int, torch.device], Learner],
     build_actor: Callable[[nn.Module, VectorEnvironment, dict[str, Any], int, torch.device], distributed.RolloutActor],
     rollout_spec: Callable[[VectorEnvironment, int, int], dict[str, tuple[tuple[int, ...], torch.dtype]]],
     asynchronous: bool = False,
@@ -356,10 +356,12 @@ def train_actors_and_learner(
 ) -> None:
     """Entry point of the actors + learner run scripts (PPO, IMPALA, ...): everything from the run's resolved settings
     (`flags.resolve_settings`), then iterations; `asynchronous` runs the loop's asynchronous mode with the settings of
-    `settings.Asynchronous`. The evaluation actor is `make_eval_actor(learner.network, device)` (IMPALA's recurrent
-    policy), by default `PolicyGreedyActor`. With `count_rooms` the actors' environments count the rooms of
-    Montezuma's Revenge (see `create_environment`). The loop runs with `run_settings.run_values()`; the experiment saves
-    `run_settings.flag_values()`, which differ where the agent's settings have other names (APPO's Sample Factory ones)."""
+    `settings.Asynchronous`. The learner is `build_learner(network, env, values, total_updates, device)`, where `env`
+    is the run's evaluation environment, whose spaces shape the learner; it is not stepped there. The evaluation actor
+    is `make_eval_actor(learner.network, device)` (IMPALA's recurrent policy), by default `PolicyGreedyActor`. With
+    `count_rooms` the actors' environments count the rooms of Montezuma's Revenge (see `create_environment`). The loop
+    runs with `run_settings.run_values()`; the experiment saves `run_settings.flag_values()`, which differ where the
+    agent's settings have other names (APPO's Sample Factory ones)."""
     values, config_flags = run_settings.run_values(), run_settings.flag_values()
     kind = values['environment_kind']
     async_settings = AsyncSettings.from_values(values) if asynchronous else None
@@ -378,7 +380,7 @@ def train_actors_and_learner(
     rollouts_per_update = values['batch_rollouts'] if asynchronous else values['num_actors']
     steps_per_update = rollouts_per_update * num_envs * values['unroll_length']
     total_updates = math.ceil(values['num_train_steps'] / steps_per_update) * values['num_iterations']
-    learner = build_learner(network, values, total_updates, device)
+    learner = build_learner(network, eval_env, values, total_updates, device)
     make_actor = _ActorFactory(kind, values, make_network, build_actor, count_rooms)
     if make_eval_actor is not None:
         eval_actor = make_eval_actor(learner.network, device)

@@ -1,7 +1,7 @@
 """Learners of R2D2's family (R2D2, NGU, Agent57) on Pong-shaped sequences without the game: the agent's own
-`make_network` and `build_learner` for Atari (Nature CNN torsos, 512-unit LSTMs), whose one throwaway environment is
-a stand-in with Pong's spaces, fed one rollout of Pong-like frames (a dark field, two paddles and a ball that move
-from step to step, stacked 4 deep) as an actor's buffer holds it. Used by the --bf16_learning tests."""
+`make_network` and `build_learner` for Atari (Nature CNN torsos, 512-unit LSTMs), given a stand-in environment with
+Pong's spaces, fed one rollout of Pong-like frames (a dark field, two paddles and a ball that move from step to step,
+stacked 4 deep) as an actor's buffer holds it. Used by the --bf16_learning tests."""
 
 import copy
 
@@ -9,7 +9,6 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from deep_rl_zoo import main_loop
 from deep_rl_zoo.ngu import replay as ngu_replay
 
 NUM_ACTIONS = 6
@@ -31,14 +30,11 @@ VALUES = {
 
 
 class PongSpaces:
-    """The throwaway environment `build_learner` reads the observation space of, and `make_network` both spaces."""
+    """The environment `make_network`, `build_learner` and `rollout_spec` are given: Pong's spaces, never stepped."""
 
     single_observation_space = gym.spaces.Box(0, 255, (4, 84, 84), np.uint8)
     single_action_space = gym.spaces.Discrete(NUM_ACTIONS)
     num_envs = 1
-
-    def close(self) -> None:
-        pass
 
 
 def pong_like_frames(num_steps: int, num_envs: int, seed: int) -> np.ndarray:
@@ -92,16 +88,15 @@ def pong_like_rollout(agent_module, seed: int = 0) -> dict[str, torch.Tensor]:
     return buffer
 
 
-def pong_learners(agent_module, monkeypatch, *bf16_learning: bool, seed: int = 0) -> list:
+def pong_learners(agent_module, *bf16_learning: bool, seed: int = 0) -> list:
     """One learner of `agent_module` (r2d2, ngu or agent57 `agent`) per `bf16_learning` value, each from the same
     initial network (seed 0) and fed the same rollout, so each draws the same batches."""
-    monkeypatch.setattr(main_loop, 'create_environment', lambda *args, **kwargs: PongSpaces())
     torch.manual_seed(0)
     network = agent_module.make_network(PongSpaces(), VALUES)
     rollout = pong_like_rollout(agent_module, seed)
     learners = []
     for bf16 in bf16_learning:
-        learner = agent_module.build_learner(copy.deepcopy(network), {**VALUES, 'bf16_learning': bf16}, 0, torch.device('cpu'))
+        learner = agent_module.build_learner(copy.deepcopy(network), PongSpaces(), {**VALUES, 'bf16_learning': bf16}, 0, torch.device('cpu'))
         learner.update([rollout])
         assert learner.learner_steps == 0 and learner.replay.num_sequences >= VALUES['batch_size']
         learners.append(learner)

@@ -227,7 +227,13 @@ def gradient_rollout_spec(values: dict[str, Any]) -> Callable[[VectorEnvironment
 
 
 def build_learner(
-    network: nn.Module, values: dict[str, Any], total_updates: int, device: torch.device, learner_class: type[A2cLearner] = A2cLearner, **options: Any
+    network: nn.Module,
+    env: VectorEnvironment,
+    values: dict[str, Any],
+    total_updates: int,
+    device: torch.device,
+    learner_class: type[A2cLearner] = A2cLearner,
+    **options: Any,
 ) -> A2cLearner:
     """An A2C learner from the run's flag values (see `A2cSettings`); `options` go to `learner_class`."""
     return learner_class(
@@ -247,9 +253,9 @@ def build_learner(
     )
 
 
-def build_gradient_learner(network: nn.Module, values: dict[str, Any], total_updates: int, device: torch.device) -> A2cGradientLearner:
+def build_gradient_learner(network: nn.Module, env: VectorEnvironment, values: dict[str, Any], total_updates: int, device: torch.device) -> A2cGradientLearner:
     """The learner of the gradient variant from the run's flag values."""
-    return build_learner(network, values, total_updates, device, A2cGradientLearner, compression=values['gradient_compression'])
+    return build_learner(network, env, values, total_updates, device, A2cGradientLearner, compression=values['gradient_compression'])
 
 
 def build_actor(network: nn.Module, env: VectorEnvironment, values: dict[str, Any], seed: int, device: torch.device) -> OnPolicyActor:

@@ -322,7 +322,7 @@ class AppoLearner:
         self.learner_steps = int(state['learner_steps'])
 
 
-def build_learner(network: PolicySet, values: dict[str, Any], total_updates: int, device: torch.device) -> AppoLearner:
+def build_learner(network: PolicySet, env: VectorEnvironment, values: dict[str, Any], total_updates: int, device: torch.device) -> AppoLearner:
     """An APPO learner from the run's values (`sample_factory_config.run_values`); `total_updates`, the updates of the
     run's budget, plans linear_decay's SGD steps when --train_for_env_steps does not."""
     network = network.to(device)

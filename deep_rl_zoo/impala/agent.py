@@ -149,7 +149,7 @@ def _threshold(value: float) -> float | None:
     return value if value > 0 else None
 
 
-def build_learner(network: nn.Module, values: dict[str, Any], total_updates: int, device: torch.device) -> ImpalaLearner:
+def build_learner(network: nn.Module, env: VectorEnvironment, values: dict[str, Any], total_updates: int, device: torch.device) -> ImpalaLearner:
     """An IMPALA learner from the run's flag values (see `ImpalaSettings`)."""
     return ImpalaLearner(
         network,

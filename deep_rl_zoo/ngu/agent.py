@@ -398,14 +398,13 @@ def make_network(env: VectorEnvironment, values: dict[str, Any]) -> NguNetworks:
 
 
 def build_learner_of(learner_class: type, extra_settings: Callable[[dict[str, Any]], dict[str, Any]] = lambda values: {}) -> Callable[..., NguLearner]:
-    """build_learner(network, values, total_updates, device) of NGU's or Agent57's learner class (`extra_settings`:
-    the keyword arguments of the class beyond NGU's, from the run's values)."""
+    """build_learner(network, env, values, total_updates, device) of NGU's or Agent57's learner class, its replay shaped
+    by `env`'s observation space (`extra_settings`: the keyword arguments of the class beyond NGU's, from the run's values)."""
 
-    def build_learner(network: NguNetworks, values: dict[str, Any], total_updates: int, device: torch.device) -> NguLearner:
-        env = main_loop.create_environment(values['environment_kind'], values, 1, values['seed'])
-        observation_space = env.single_observation_space
-        env.close()
-        replay = prioritized_sequence_replay(values, observation_space, ngu_replay.ExtrasSequenceReplay, discount=1.0, state_size=2 * network.hidden_size)
+    def build_learner(network: NguNetworks, env: VectorEnvironment, values: dict[str, Any], total_updates: int, device: torch.device) -> NguLearner:
+        replay = prioritized_sequence_replay(
+            values, env.single_observation_space, ngu_replay.ExtrasSequenceReplay, discount=1.0, state_size=2 * network.hidden_size
+        )
         betas, discounts = policy_family(values)
         return learner_class(
             network, replay, betas=betas, discounts=discounts, learning_rate=values['learning_rate'], intrinsic_learning_rate=values['intrinsic_learning_rate'],

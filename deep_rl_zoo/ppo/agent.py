@@ -166,7 +166,7 @@ def learner_arguments(values: dict[str, Any], total_updates: int, device: torch.
     )
 
 
-def build_learner(network: nn.Module, values: dict[str, Any], total_updates: int, device: torch.device) -> PpoLearner:
+def build_learner(network: nn.Module, env: VectorEnvironment, values: dict[str, Any], total_updates: int, device: torch.device) -> PpoLearner:
     """A PPO learner from the run's flag values (see `PpoSettings`)."""
     return PpoLearner(network, **learner_arguments(values, total_updates, device))
 

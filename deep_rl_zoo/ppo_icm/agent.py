@@ -155,13 +155,11 @@ def make_network(env: VectorEnvironment, values: dict[str, Any]) -> CategoricalA
     return CategoricalActorCritic(torso, int(env.single_action_space.n), value_torso)
 
 
-def build_learner(network: nn.Module, values: dict[str, Any], total_updates: int, device: torch.device) -> PpoIcmLearner:
-    """A PPO-ICM learner from the run's flag values (see `PpoIcmSettings`)."""
+def build_learner(network: nn.Module, env: VectorEnvironment, values: dict[str, Any], total_updates: int, device: torch.device) -> PpoIcmLearner:
+    """A PPO-ICM learner from the run's flag values (see `PpoIcmSettings`), its ICM shaped by `env`'s spaces."""
     icm = None
     if values['intrinsic_reward_coef'] > 0:
-        env = main_loop.create_environment(values['environment_kind'], values, 1, values['seed'])
         icm = icm_for(values['environment_kind'], env.single_observation_space, int(env.single_action_space.n))
-        env.close()
     return PpoIcmLearner(
         network,
         icm,

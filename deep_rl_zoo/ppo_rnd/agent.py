@@ -182,13 +182,14 @@ def make_network(env: VectorEnvironment, values: dict[str, Any]) -> TwoValueActo
     return TwoValueActorCritic(torso, int(env.single_action_space.n), value_torso)
 
 
-def build_learner(network: nn.Module, values: dict[str, Any], total_updates: int, device: torch.device) -> PpoRndLearner:
-    """A PPO-RND learner from the run's flag values (see `PpoRndSettings`), its normaliser initialised."""
+def build_learner(network: nn.Module, env: VectorEnvironment, values: dict[str, Any], total_updates: int, device: torch.device) -> PpoRndLearner:
+    """A PPO-RND learner from the run's flag values (see `PpoRndSettings`): RND shaped by `env`'s observation space,
+    its normaliser initialised in environments of its own."""
     kind, seed = values['environment_kind'], values['seed'] + RND_INIT_SEED_OFFSET
-    env = main_loop.create_environment(kind, values, values['num_envs_per_actor'], seed)
     rnd = rnd_for(kind, env.single_observation_space.shape)
-    initialize_observation_normalizer(rnd, env, values['rnd_init_steps'], seed)
-    env.close()
+    normalizer_env = main_loop.create_environment(kind, values, values['num_envs_per_actor'], seed)
+    initialize_observation_normalizer(rnd, normalizer_env, values['rnd_init_steps'], seed)
+    normalizer_env.close()
     return PpoRndLearner(
         network,
         rnd,

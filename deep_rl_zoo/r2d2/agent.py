@@ -255,12 +255,10 @@ def make_network(env: VectorEnvironment, values: dict[str, Any]) -> RecurrentDue
     return mlp_recurrent_dueling_q_network(observation_shape[0], num_actions, lstm_size('classic'))
 
 
-def build_learner(network: nn.Module, values: dict[str, Any], total_updates: int, device: torch.device) -> R2d2Learner:
-    """An R2D2 learner from the run's values (`R2d2Settings.flag_values()`); its replay has one stream per
-    actor environment and is shaped by one throwaway environment (`total_updates` is unused: no schedule counts updates)."""
-    env = main_loop.create_environment(values['environment_kind'], values, 1, values['seed'])
+def build_learner(network: nn.Module, env: VectorEnvironment, values: dict[str, Any], total_updates: int, device: torch.device) -> R2d2Learner:
+    """An R2D2 learner from the run's values (`R2d2Settings.flag_values()`); its replay has one stream per actor
+    environment and is shaped by `env`'s observation space (`total_updates` is unused: no schedule counts updates)."""
     observation_space = env.single_observation_space
-    env.close()
     replay = prioritized_sequence_replay(values, observation_space, discount=values['discount'], state_size=carried_state_size(network.hidden_size))
     # Compressed observations count only once stored: add their raw size to the empty replay's figure.
     sequence_length, _ = sequence_layout(values['burn_in'], values['unroll_length'])

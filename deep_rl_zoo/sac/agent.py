@@ -244,22 +244,17 @@ def make_critic(env: VectorEnvironment, values: dict[str, Any]) -> QNetwork:
     return mlp_q_network(observation_shape[0], num_actions)
 
 
-def build_learner(network: nn.Module, values: dict[str, Any], total_updates: int, device: torch.device) -> SacLearner:
-    """A SAC learner from the run's flag values (`SacSettings`): critics and replay are shaped by one throwaway
-    environment; the replay has one stream per actor environment."""
-    env = main_loop.create_environment(values['environment_kind'], values, 1, values['seed'])
-    try:
-        num_actions = int(env.single_action_space.n)
-        critic_1, critic_2 = make_critic(env, values), make_critic(env, values)
-        replay = build_replay(env, values, num_streams=values['num_actors'] * values['num_envs_per_actor'])
-    finally:
-        env.close()
+def build_learner(network: nn.Module, env: VectorEnvironment, values: dict[str, Any], total_updates: int, device: torch.device) -> SacLearner:
+    """A SAC learner from the run's flag values (`SacSettings`): critics and replay are shaped by `env`'s spaces;
+    the replay has one stream per actor environment."""
+    critic_1, critic_2 = make_critic(env, values), make_critic(env, values)
+    replay = build_replay(env, values, num_streams=values['num_actors'] * values['num_envs_per_actor'])
     return SacLearner(
         network,
         critic_1,
         critic_2,
         replay,
-        num_actions,
+        int(env.single_action_space.n),
         learning_rate=values['learning_rate'],
         batch_size=values['batch_size'],
         min_replay_size=values['min_replay_size'],

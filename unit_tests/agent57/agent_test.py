@@ -59,7 +59,7 @@ def test_each_head_learns_retrace_on_its_own_reward(monkeypatch):
     buffers = [rollout(make_actor(40, first_stream)) for first_stream in (0, 2)]
     env = gym_env.create_classic_vector_env('CartPole-v1', 1, seed=0)
     torch.manual_seed(1)
-    learner = agent.build_learner(agent.make_network(env, values), values, 0, torch.device('cpu'))
+    learner = agent.build_learner(agent.make_network(env, values), env, values, 0, torch.device('cpu'))
     assert learner.agent_name == 'Agent57'
     calls = []
     original = transformed_returns.transformed_retrace_targets
@@ -90,7 +90,7 @@ def learner_with_a_batch(values=None):
     buffers = [rollout(make_actor(40, first_stream)) for first_stream in (0, 2)]
     env = gym_env.create_classic_vector_env('CartPole-v1', 1, seed=0)
     torch.manual_seed(1)
-    learner = agent.build_learner(agent.make_network(env, values), values, 0, torch.device('cpu'))
+    learner = agent.build_learner(agent.make_network(env, values), env, values, 0, torch.device('cpu'))
     learner.update(buffers)
     assert learner.learner_steps == 0
     return learner, learner.learner_batch(learner.replay.sample_prioritized(4, 0.6))
@@ -159,10 +159,10 @@ def test_the_learner_keeps_the_best_arm_of_the_window_and_evaluation_plays_it():
     assert evaluation.policy.tolist() == [2]
 
 
-def test_bf16_learning_runs_both_q_networks_torsos_in_bfloat16_and_agrees_with_float32_on_a_fixed_batch(monkeypatch):
+def test_bf16_learning_runs_both_q_networks_torsos_in_bfloat16_and_agrees_with_float32_on_a_fixed_batch():
     """As NGU's: each Q network's torso in bfloat16 (the LSTMs float32), each network's loss within 1% of float32's
     and the gradient of both pointing the same way (cosine > 0.999)."""
-    learners = pong_sequences.pong_learners(agent, monkeypatch, False, True)
+    learners = pong_sequences.pong_learners(agent, False, True)
     q = learners[1].network.q
     convs = [dtypes_seen(network.torso.convs) for network in (q.extrinsic, q.intrinsic)]
     lstms = [dtypes_seen(network.lstm) for network in (q.extrinsic, q.intrinsic)]

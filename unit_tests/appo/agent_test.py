@@ -6,6 +6,7 @@ import copy
 import math
 import os
 
+import gymnasium
 import numpy as np
 import pytest
 import torch
@@ -27,6 +28,13 @@ GAMMA = 0.9
 def small_network(normalize_input=False, normalize_returns=False, seed=0, num_actions=2, size=3):
     torch.manual_seed(seed)
     return SampleFactoryActorCritic((size,), num_actions, [16], [16], nonlinearity='tanh', normalize_input=normalize_input, normalize_returns=normalize_returns)
+
+
+class SmallNetworkSpaces:
+    """The environment `build_learner` is given: `small_network`'s spaces (APPO's learner reads none of them)."""
+
+    single_observation_space = gymnasium.spaces.Box(-np.inf, np.inf, (3,), np.float32)
+    single_action_space = gymnasium.spaces.Discrete(2)
 
 
 def make_learner(networks, **settings):
@@ -366,7 +374,7 @@ def test_linear_decay_follows_sample_factorys_plan_of_the_card_and_resumes_from_
     lr = values['learning_rate']
     # train_for_env_steps = 1e8 frames per policy: 1e8 // 1024 x 4 epochs = 97,656 x 4 = 390,624 SGD steps planned.
     networks = PolicySet([small_network(seed=11), small_network(seed=12)])
-    learner = agent.build_learner(networks, values, total_updates, torch.device('cpu'))
+    learner = agent.build_learner(networks, SmallNetworkSpaces(), values, total_updates, torch.device('cpu'))
     assert [trainer.linear_decay.decay_steps for trainer in learner.trainers] == [390_624, 390_624]
     # Each policy plays 1e8 / 4 = 2.5e7 agent steps and trains 4 epochs on each 1,024 of them: 97,656 SGD steps (a
     # quarter of the plan), so the rate ends at 0.75 x lr (the budget's own plan, 99,200 SGD steps, ended at 0.016 x lr).
@@ -377,7 +385,8 @@ def test_linear_decay_follows_sample_factorys_plan_of_the_card_and_resumes_from_
     assert seen == pytest.approx([lr * (1 - step / 390_624) for step in range(97_656, 97_688)], rel=1e-12)
     assert learner.trainers[0].linear_decay(195_312) == pytest.approx(0.5 * lr, rel=1e-12)
     # A resumed learner continues from the saved SGD step count, exactly.
-    restored = agent.build_learner(PolicySet([small_network(seed=13), small_network(seed=14)]), values, total_updates, torch.device('cpu'))
+    restored_networks = PolicySet([small_network(seed=13), small_network(seed=14)])
+    restored = agent.build_learner(restored_networks, SmallNetworkSpaces(), values, total_updates, torch.device('cpu'))
     restored.load_state_dict(learner.state_dict())
     assert restored.trainers[0].sgd_steps == 97_688
     assert learning_rates_seen(restored, buffer) == learning_rates_seen(learner, buffer) == pytest.approx(
@@ -387,7 +396,7 @@ def test_linear_decay_follows_sample_factorys_plan_of_the_card_and_resumes_from_
     # the plan is all its SGD steps, so the rate reaches 0 at the end of the run (run_classic's and run_atari's runs).
     values, total_updates = card_run(train_for_env_steps=0)
     assert total_updates == 10 * math.ceil(1_000_000 / 16_384)  # updates of 2 x 8 x 1,024 samples
-    learner = agent.build_learner(networks, values, total_updates, torch.device('cpu'))
+    learner = agent.build_learner(networks, SmallNetworkSpaces(), values, total_updates, torch.device('cpu'))
     assert learner.trainers[0].linear_decay.decay_steps == total_updates * 32
 
 

@@ -90,7 +90,7 @@ def test_the_learner_learns_retrace_on_the_mixed_reward_with_each_policys_discou
     buffers = [collect(make_actor(first_stream=first_stream, num_steps=40, seed=first_stream)) for first_stream in (0, 2)]
     env = gym_env.create_classic_vector_env('CartPole-v1', 1, seed=0)
     torch.manual_seed(1)
-    learner = agent.build_learner(agent.make_network(env, VALUES), VALUES, 0, torch.device('cpu'))
+    learner = agent.build_learner(agent.make_network(env, VALUES), env, VALUES, 0, torch.device('cpu'))
     before = {name: parameter.clone() for name, parameter in learner.network.named_parameters()}
     calls = []
     original = transformed_returns.transformed_retrace_targets
@@ -141,7 +141,7 @@ def test_the_policy_ladder_spreads_each_policy_over_the_epsilon_rungs():
 
 def test_each_sequence_of_a_policy_other_than_0_is_copied_relabelled_for_policy_0():
     env = gym_env.create_classic_vector_env('CartPole-v1', 1, seed=0)
-    learner = agent.build_learner(agent.make_network(env, VALUES), VALUES, 0, torch.device('cpu'))
+    learner = agent.build_learner(agent.make_network(env, VALUES), env, VALUES, 0, torch.device('cpu'))
     num_steps, rows = 3, 3
 
     def grid(offset):  # [T, B] with distinct numbers per row and step
@@ -170,10 +170,10 @@ def test_each_sequence_of_a_policy_other_than_0_is_copied_relabelled_for_policy_
 # ------------------------------------------------------------------------------------ bf16 learning
 
 
-def test_bf16_learning_runs_the_q_networks_torsos_in_bfloat16_and_the_embedding_and_rnd_in_float32(monkeypatch):
+def test_bf16_learning_runs_the_q_networks_torsos_in_bfloat16_and_the_embedding_and_rnd_in_float32():
     """Only the Q network's unrolls take bfloat16 torsos; the embedding network and RND learn in float32, as the actors
     run them: RND's prediction error, the lifelong novelty, is a small difference of two networks' outputs."""
-    (learner,) = pong_sequences.pong_learners(agent, monkeypatch, True)
+    (learner,) = pong_sequences.pong_learners(agent, True)
     network = learner.network
     q_convs, q_lstm = dtypes_seen(network.q.torso.convs), dtypes_seen(network.q.lstm)
     target_convs = dtypes_seen(learner.target_network.torso.convs)
@@ -186,10 +186,10 @@ def test_bf16_learning_runs_the_q_networks_torsos_in_bfloat16_and_the_embedding_
     assert all(parameter.dtype == torch.float32 for parameter in network.parameters())
 
 
-def test_bf16_learning_agrees_with_float32_on_a_fixed_batch(monkeypatch):
+def test_bf16_learning_agrees_with_float32_on_a_fixed_batch():
     """As R2D2's: the Q loss within 1% of float32's and the Q network's gradient pointing the same way (cosine >
     0.999); the embedding's and RND's losses, learned in float32, the same."""
-    learners = pong_sequences.pong_learners(agent, monkeypatch, False, True)
+    learners = pong_sequences.pong_learners(agent, False, True)
     for learner in learners:
         learner.learn()
     float32_statistics, bf16_statistics = (learner.learner_statistics() for learner in learners)

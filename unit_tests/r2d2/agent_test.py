@@ -216,8 +216,8 @@ def dtypes_seen(module):
     return seen
 
 
-def test_bf16_learning_runs_only_the_unrolls_torsos_in_bfloat16_and_hands_the_lstm_float32_features(monkeypatch):
-    float32_learner, learner = pong_sequences.pong_learners(agent, monkeypatch, False, True)
+def test_bf16_learning_runs_only_the_unrolls_torsos_in_bfloat16_and_hands_the_lstm_float32_features():
+    float32_learner, learner = pong_sequences.pong_learners(agent, False, True)
     convs, lstm, head = (dtypes_seen(module) for module in (learner.network.torso.convs, learner.network.lstm, learner.network.head))
     target_convs, target_lstm = dtypes_seen(learner.target_network.torso.convs), dtypes_seen(learner.target_network.lstm)
     float32_convs = dtypes_seen(float32_learner.network.torso.convs)
@@ -236,10 +236,10 @@ def test_bf16_learning_runs_only_the_unrolls_torsos_in_bfloat16_and_hands_the_ls
     assert convs[-1][1] == torch.float32  # acting stays float32
 
 
-def test_bf16_learning_agrees_with_float32_on_a_fixed_batch(monkeypatch):
+def test_bf16_learning_agrees_with_float32_on_a_fixed_batch():
     """The same Pong-like batch, network and step: the loss within 1% and the gradient pointing the same way as
     float32's (cosine > 0.999); the LSTM, heads and losses are float32, only the torsos keep 8 bits of mantissa."""
-    learners = pong_sequences.pong_learners(agent, monkeypatch, False, True)
+    learners = pong_sequences.pong_learners(agent, False, True)
     for learner in learners:
         learner.learn()
     (float32_loss, bf16_loss) = (learner.learner_statistics()['loss'] for learner in learners)
@@ -248,5 +248,5 @@ def test_bf16_learning_agrees_with_float32_on_a_fixed_batch(monkeypatch):
     assert torch.nn.functional.cosine_similarity(bf16_gradient, float32_gradient, dim=0).item() > 0.999
 
 
-def test_bf16_learning_flag_reaches_the_learner(monkeypatch):
-    assert [learner.bf16_learning for learner in pong_sequences.pong_learners(agent, monkeypatch, False, True)] == [False, True]
+def test_bf16_learning_flag_reaches_the_learner():
+    assert [learner.bf16_learning for learner in pong_sequences.pong_learners(agent, False, True)] == [False, True]
