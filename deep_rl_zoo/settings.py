@@ -11,6 +11,9 @@ import dataclasses
 from typing import Any, ClassVar, Optional, TypeVar
 
 THEMES = ('environment', 'training', 'agent', 'actors and learner', 'evaluation', 'logging', 'checkpoints')
+# The most environments one process steps: each is its own emulator or simulator, so a million would take minutes to
+# create and gigabytes of memory before the first step (more environments: more actor processes).
+MAX_ENVS_PER_PROCESS = 4096
 
 SettingsType = TypeVar('SettingsType', bound='Settings')
 
@@ -170,7 +173,7 @@ class Common(Settings):
 class SingleProcess(Settings):
     """The single-process agents' vector of environments (DQN's family, Actor-Critic, REINFORCE)."""
 
-    num_envs: int = setting(1, 'Environments stepped together by the acting loop.', lower=1)
+    num_envs: int = setting(1, 'Environments stepped together by the acting loop.', lower=1, upper=MAX_ENVS_PER_PROCESS)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -178,7 +181,7 @@ class ActorsAndLearner(Settings):
     """The actors + learner loop (`main_loop.run_actors_and_learner`) and where its actors run."""
 
     num_actors: int = setting(2, 'Actor processes, each stepping a vector of environments.', lower=1, theme='actors and learner')
-    num_envs_per_actor: int = setting(4, 'Environments each actor steps with one batched forward pass.', lower=1, theme='actors and learner')
+    num_envs_per_actor: int = setting(4, 'Environments each actor steps with one batched forward pass.', lower=1, upper=MAX_ENVS_PER_PROCESS, theme='actors and learner')
     actors_on_gpu: bool = setting(False, 'Run actors on local GPUs (spread round-robin) when there are any.', theme='actors and learner')
     learner_on_gpu: bool = setting(True, 'Run the learner on the first GPU when there is one.', theme='actors and learner')
     restart_actors: bool = setting(False, 'Restart an actor process that dies or raises (at most 10 times each) instead of stopping the run.', theme='actors and learner')

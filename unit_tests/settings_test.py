@@ -91,3 +91,12 @@ def test_a_field_needs_a_known_theme_and_a_flag_type():
 
     with pytest.raises(TypeError, match='no flag for type'):
         flags._define_field_flag(dataclasses.fields(Odd)[1], None, 'classic')  # pylint: disable=protected-access
+
+
+@pytest.mark.parametrize('script, flag', [('dqn.run_classic', 'num_envs'), ('ppo.run_classic', 'num_envs_per_actor'), ('appo.run_classic', 'num_envs_per_worker')])
+def test_a_vector_of_more_environments_than_one_process_can_step_is_refused_at_parse_time(script, flag):
+    """A million environments took minutes to create, silently, before the first step: the flag's bound refuses them."""
+    with flags.script_flags(f'deep_rl_zoo.{script}'):
+        setattr(absl_flags.FLAGS, flag, settings.MAX_ENVS_PER_PROCESS)  # the bound itself is allowed
+        with pytest.raises(absl_flags.IllegalFlagValueError, match=rf'{settings.MAX_ENVS_PER_PROCESS + 1} is not an integer in the range \[1, 4096\]'):
+            setattr(absl_flags.FLAGS, flag, settings.MAX_ENVS_PER_PROCESS + 1)

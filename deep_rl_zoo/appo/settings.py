@@ -33,7 +33,7 @@ class AppoSettings(settings.Common, settings.ActorsAndLearner):
     num_batches_to_accumulate: int = settings.setting(2, "Training batches the rollout buffers hold, the one the learner trains on included (Sample Factory's meaning; at least 2 buffers per worker): 2 lets the actors fill the next batch during an update, 1 keeps the policy lag lowest as they wait for the learner to give buffers back.", lower=1)
     max_policy_lag: int = settings.setting(1000, "Drop rollouts made by parameters this many or more SGD steps older than the learner's.", lower=1)
     num_workers: int = settings.setting(2, 'Actor processes.', lower=1)
-    num_envs_per_worker: int = settings.setting(2, 'Environments each actor steps with one batched forward pass.', lower=1)
+    num_envs_per_worker: int = settings.setting(2, 'Environments each actor steps with one batched forward pass.', lower=1, upper=settings.MAX_ENVS_PER_PROCESS)
     rollout: int = settings.setting(32, 'Steps of one environment per trajectory; GAE bootstraps from the value after it.', lower=1)
     batch_size: int = settings.setting(1024, 'Samples (agent steps) per SGD minibatch.', lower=1)
     num_batches_per_epoch: int = settings.setting(1, 'Minibatches per training batch: each update trains on batch_size x num_batches_per_epoch samples (per policy).', lower=1)
