@@ -132,14 +132,20 @@ def rollout_buffer_bytes(num_actors: int, spec: dict[str, tuple[tuple[int, ...],
     return num_actors * num_buffers_per_actor * one_buffer
 
 
-def free_shared_memory_bytes() -> int:
-    """What shared tensors can still take: the smaller of the memory available (/proc/meminfo's MemAvailable) and
-    the free space of /dev/shm, where they live (a container may give it far less than its memory)."""
+def available_memory_bytes() -> int:
+    """The memory a process can still take without swapping (/proc/meminfo's MemAvailable; free pages elsewhere)."""
     available = os.sysconf('SC_AVPHYS_PAGES') * os.sysconf('SC_PAGE_SIZE')
     with contextlib.suppress(OSError, ValueError), open('/proc/meminfo', encoding='ascii') as meminfo:
         for line in meminfo:
             if line.startswith('MemAvailable:'):
                 available = int(line.split()[1]) * 1024
+    return available
+
+
+def free_shared_memory_bytes() -> int:
+    """What shared tensors can still take: the smaller of the memory available (`available_memory_bytes`) and the free
+    space of /dev/shm, where they live (a container may give it far less than its memory)."""
+    available = available_memory_bytes()
     with contextlib.suppress(OSError):
         shm = os.statvfs('/dev/shm')
         available = min(available, shm.f_bavail * shm.f_frsize)

@@ -52,6 +52,15 @@ def _as_batch(name: str, value: Any, shape: Tuple[int, ...], dtype: np.dtype) ->
     return array.astype(dtype, copy=False)
 
 
+def uniform_replay_bytes(capacity: int, observation_shape: Tuple[int, ...], observation_dtype: Any, frame_stack: int = 1, compress: bool = False) -> int:
+    """The memory `UniformReplay` allocates for `capacity` slots (discrete actions): the newest frame of each step
+    (nothing up front when `compress`: compressed frames are stored as they come), its action, reward and flags."""
+    frame_shape = tuple(observation_shape)[1:] if frame_stack > 1 else tuple(observation_shape)
+    frame_bytes = 0 if compress else int(np.prod(frame_shape, dtype=np.int64)) * np.dtype(observation_dtype).itemsize
+    per_slot = frame_bytes + np.dtype(np.int64).itemsize + np.dtype(np.float32).itemsize + 4 + (4 if frame_stack > 1 else 0)  # 4 flags
+    return int(capacity) * per_slot
+
+
 class UniformReplay:
     """Circular replay of step timelines, one per environment stream, sampled uniformly with replacement.
 

@@ -27,7 +27,7 @@ import torch
 from torch import nn
 
 from deep_rl_zoo import replay as replay_lib
-from deep_rl_zoo import trackers
+from deep_rl_zoo import distributed, trackers
 from deep_rl_zoo.greedy_actors import as_tensor, epsilon_greedy
 from deep_rl_zoo.gym_env import VectorEnvironment, VectorStep
 from deep_rl_zoo.networks.common import bf16_torsos
@@ -201,6 +201,15 @@ def build_replay(env: VectorEnvironment, values: dict[str, Any], prioritized: bo
     """The replay of a run's flag values: uniform, or proportional prioritized (`settings.PrioritizedReplay`);
     one stream per environment of `env`, or `num_streams` (a learner fed by several actors' environments)."""
     observation_space = env.single_observation_space
+    frame_stack = values.get('environment_frame_stack', 1)
+    need = replay_lib.uniform_replay_bytes(values['replay_capacity'], observation_space.shape, observation_space.dtype, frame_stack, values['compress_replay'])
+    available = distributed.available_memory_bytes()
+    if need > available:
+        compress = '' if values['compress_replay'] else ' or pass --compress_replay'
+        raise ValueError(
+            f'--replay_capacity={values["replay_capacity"]:,}: the replay would need {need / 2**30:,.1f} GiB of memory but {available / 2**30:,.1f} GiB '
+            f'is available: lower it{compress}'
+        )
     options = dict(
         capacity=values['replay_capacity'],
         observation_shape=observation_space.shape,
@@ -208,7 +217,7 @@ def build_replay(env: VectorEnvironment, values: dict[str, Any], prioritized: bo
         n_step=values['n_step'],
         discount=values['discount'],
         num_streams=env.num_envs if num_streams is None else num_streams,
-        frame_stack=values.get('environment_frame_stack', 1),
+        frame_stack=frame_stack,
         compress=values['compress_replay'],
         seed=values['seed'],
     )

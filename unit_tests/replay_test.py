@@ -458,3 +458,15 @@ def test_bad_sampling_requests_raise():
         replay.transitions_at(np.array([1]), np.array([0]))  # No stream 1.
     with pytest.raises(ValueError, match='1-D integer'):
         replay.transitions_at(np.array([0.0]), np.array([0]))
+
+
+@pytest.mark.parametrize('frame_stack, compress', [(1, False), (4, False), (4, True)])
+def test_uniform_replay_bytes_is_what_the_replay_allocates_up_front(frame_stack, compress):
+    """The estimate `replay_agent.build_replay` checks against the free memory before allocating (a replay of 10^9
+    Atari frames would need 6.6 TiB: one line naming --replay_capacity, not a numpy error or an out-of-memory kill)."""
+    shape = (frame_stack, 6, 5) if frame_stack > 1 else (6, 5)
+    replay = replay_lib.UniformReplay(capacity=40, observation_shape=shape, observation_dtype=np.uint8, num_streams=2, frame_stack=frame_stack, compress=compress)
+    per_slot = [value for value in vars(replay).values() if isinstance(value, np.ndarray) and value.shape[:2] == (2, 20)]
+    allocated = sum(array.nbytes for array in per_slot if array.dtype != object)
+    assert replay_lib.uniform_replay_bytes(40, shape, np.uint8, frame_stack, compress) == allocated
+    assert replay_lib.uniform_replay_bytes(10**9, (4, 84, 84), np.uint8, 4) == 10**9 * (84 * 84 + 8 + 4 + 4 + 4)

@@ -394,3 +394,12 @@ def test_bf16_learning_flag_reaches_the_agent():
     finally:
         env.close()
     assert [agent.bf16_learning for agent in agents] == [False, True]
+
+
+def test_a_replay_larger_than_the_free_memory_is_refused_naming_the_flag_before_allocating():
+    env = gym_env.create_classic_vector_env('CartPole-v1', num_envs=1, seed=0)
+    try:
+        with pytest.raises(ValueError, match=r'^--replay_capacity=1,000,000,000,000,000: the replay would need [\d,.]+ GiB of memory but [\d,.]+ GiB is available: lower it or pass --compress_replay$'):
+            build_dqn(make_network(env, {}), env, {**CARTPOLE_VALUES, 'replay_capacity': 10**15}, torch.device('cpu'))
+    finally:
+        env.close()
