@@ -239,9 +239,9 @@ def apply_preset() -> dict[str, Any]:
     defaults = _SCRIPT['defaults']
     if preset is None or preset.environment_kind != defaults.environment_kind:
         return {}
-    applied, overridden = {}, []
+    applied, overridden, default_values = {}, [], defaults.flag_values()
     for name, value in preset.flag_values().items():
-        if name == 'environment_name' or name not in _OWN_FLAG_NAMES or value == defaults.flag_values()[name]:
+        if name == 'environment_name' or name not in _OWN_FLAG_NAMES or value == default_values[name]:
             continue
         if FLAGS[name].present:
             overridden.append(name)
