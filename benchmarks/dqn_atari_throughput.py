@@ -70,10 +70,11 @@ COMMON_FLAGS = [
 # Our configurations: name -> (what the table calls it, extra flags). learn_interval counts agent steps over all
 # environments, so 4 environments still learn from one minibatch of 32 per 4 agent steps.
 CONFIGURATIONS = {
-    'default': ("run_atari's defaults (1 env, 1 learner thread, float32)", []),
-    'threads2': ('2 learner threads', ['--learner_threads=2']),
-    'fast': ('4 envs, bf16 learning', ['--num_envs=4', '--bf16_learning']),
-    'fast_threads2': ('4 envs, bf16 learning, 2 learner threads', ['--num_envs=4', '--bf16_learning', '--learner_threads=2']),
+    'paper': ('1 env, 1 learner thread, float32 (run_atari\'s defaults before 4 envs and 2 threads)', ['--num_envs=1', '--learner_threads=1']),
+    'threads2': ('1 env, 2 learner threads, float32', ['--num_envs=1', '--learner_threads=2']),
+    'default': ("run_atari's defaults (4 envs, 2 learner threads, float32)", []),
+    'fast_threads1': ('4 envs, 1 learner thread, bf16 learning', ['--num_envs=4', '--learner_threads=1', '--bf16_learning']),
+    'fast': ("4 envs, 2 learner threads, bf16 learning (the Pong presets' choice)", ['--num_envs=4', '--learner_threads=2', '--bf16_learning']),
 }
 _PROGRESS = re.compile(r'env steps ([\d,]+)/')
 _ITERATION_END = re.compile(r'iteration \d+: ')
@@ -381,7 +382,7 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     parser.add_argument('--steps', type=int, default=17_000, help='agent steps of each run (learning from 5,000)')
     parser.add_argument('--repeats', type=int, default=3, help='rounds of all programs (or of the speed-ups)')
     parser.add_argument('--seed', type=int, default=1)
-    parser.add_argument('--configurations', default='default,fast', help=f'our configurations, of {", ".join(CONFIGURATIONS)}')
+    parser.add_argument('--configurations', default='paper,default,fast', help=f'our configurations, of {", ".join(CONFIGURATIONS)}')
     parser.add_argument('--skip_peers', action='store_true', help='only ours')
     parser.add_argument('--speedups', action='store_true', help='then our speed-ups one by one, in this process')
     parser.add_argument('--speedups_only', action='store_true', help='only the speed-ups (no side-by-side)')

@@ -233,8 +233,8 @@ class Bf16Learning(Settings):
     bf16_learning: bool = setting(
         False,
         "Run the Nature CNN torsos of the learner's forward passes under bfloat16 autocast: faster on CPUs with AVX-512 "
-        'BF16 or AMX (on a 2-core Xeon with AMX: DQN\'s update 1.2x; R2D2\'s gradient step 1.7x and NGU\'s 1.5x with '
-        '--learner_threads=1, erratic with 2 threads on a busy machine) and on recent GPUs, slower on older CPUs; heads, '
+        'BF16 or AMX (on a 2-core Xeon with AMX: DQN\'s update 1.1x; R2D2\'s gradient '
+        'step 1.7x and NGU\'s 1.5x with --learner_threads=1) and on recent GPUs, slower on older CPUs; heads, '
         'LSTMs, losses, gradients and Adam stay float32, the loss moves by about 1%.',
     )
 
@@ -254,11 +254,14 @@ VALUE_CLASSIC: dict[str, Any] = dict(
     num_iterations=4, num_train_steps=50_000, num_eval_steps=2_500, learning_rate=5e-4, max_grad_norm=10.0, replay_capacity=50_000,
     min_replay_size=1_000, batch_size=64, n_step=1, learn_interval=1, target_network_update_interval=1_000, exploration_epsilon_decay_step=20_000,
 )  # fmt: skip
-# Atari: Nature DQN (Mnih et al. 2015, Extended Data Table 1; env steps = frames / 4), with Adam in place of RMSProp.
+# Atari: Nature DQN (Mnih et al. 2015, Extended Data Table 1; env steps = frames / 4), with Adam in place of RMSProp,
+# acting in 4 environments at once (one batched forward pass and one update of 32 per 4 env steps, the paper's ratio)
+# with 2 learner threads (alone 1.46x as fast as 1 on 2 cores; benchmarks/results/dqn_atari_throughput.md).
 VALUE_ATARI: dict[str, Any] = dict(
     environment_kind='atari', environment_name='Pong', num_iterations=50, num_train_steps=250_000, num_eval_steps=125_000, learning_rate=1e-4,
     max_grad_norm=10.0, discount=0.99, replay_capacity=1_000_000, min_replay_size=50_000, batch_size=32, learn_interval=4,
     target_network_update_interval=2_500, exploration_epsilon_decay_step=1_000_000, exploration_epsilon_end_value=0.1,
+    num_envs=4, learner_threads=2,
 )  # fmt: skip
 
 # The budget of every agent's Pong preset: 2M agent steps (8M frames) as 20 iterations of 100k, each followed by a
@@ -292,11 +295,13 @@ VALUE_LUNAR_LANDER = dict(
 # environments, 100k replay, learning from the first 320 steps (its batch x environments), one update of 32 per 10 env
 # steps, 3-step returns, the target network refreshed every 500 updates (5,000 env steps), epsilon 1 -> 0.05 over 1M
 # steps, Adam 1e-4, gamma 0.99; for the Pong budget (PONG_BUDGET: 2M env steps, 8M frames). The whole DQN
-# family's Pong presets start from it (Nature DQN's 50M-frame settings stay run_atari's defaults: --preset=none).
+# family's Pong presets start from it (Nature DQN's 50M-frame settings stay run_atari's defaults: --preset=none). With
+# 2 learner threads and the Nature CNN torsos of the update in bfloat16, the learning phase's fastest settings on 2
+# cores (1.59x CleanRL's DQN, benchmarks/results/dqn_atari_throughput.md).
 VALUE_PONG = dict(
     **PONG_BUDGET, num_envs=10, replay_capacity=100_000, min_replay_size=320, batch_size=32, learn_interval=10, n_step=3,
     target_network_update_interval=500, exploration_epsilon_decay_step=1_000_000, exploration_epsilon_end_value=0.05,
-    learning_rate=1e-4, discount=0.99,
+    learning_rate=1e-4, discount=0.99, learner_threads=2, bf16_learning=True,
 )  # fmt: skip
 
 

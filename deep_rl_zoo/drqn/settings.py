@@ -30,10 +30,11 @@ PRESETS = settings.presets({
     # DQN's Pong preset (Tianshou's Atari DQN example: 10 environments, 100k replay, epsilon 1 -> 0.05 over 1M steps,
     # Adam 1e-4; 2M env steps) with DRQN's one-step targets, on run_atari's single frames and 10-step sequences, at the
     # same replay ratio and target refresh in env steps: a batch of 32 sequences (320 steps) per 100 env steps, where
-    # DQN learns 32 transitions per 10, and the target network every 50 updates (5,000 env steps).
+    # DQN learns 32 transitions per 10, and the target network every 50 updates (5,000 env steps); DQN's 2 learner
+    # threads and bfloat16 torsos.
     'Pong': ATARI.replace(
         **settings.PONG_BUDGET, num_envs=10, replay_capacity=100_000, min_replay_size=3_200, batch_size=32, learn_interval=100,
         target_network_update_interval=50, exploration_epsilon_decay_step=1_000_000, exploration_epsilon_end_value=0.05,
-        learning_rate=1e-4, discount=0.99,
+        learning_rate=1e-4, discount=0.99, learner_threads=2, bf16_learning=True,
     ),
 })  # fmt: skip
