@@ -89,10 +89,13 @@ def resolve_settings() -> Settings:
 
 def settled(defaults: Settings, values: dict[str, Any], explicit: frozenset[str]) -> Settings:
     """The run's settings: `defaults` (the run script's) with the flags' `values`; with a file the command line names
-    (APPO's --config_json), under the flags `explicit` on the command line; an Atari game under its canonical name;
+    (APPO's --config_json), under the flags `explicit` on the command line; a MiniGrid task's kind ('minigrid') for
+    the agents that take one; an Atari game under its canonical name;
     when the run resumes its experiment, the experiment's saved config where the command line does not override it
     (`experiment.prepare`, which also checks the output directories); then every value's bounds and choices."""
     settings = defaults.with_values(values).replace(given_flags=explicit).with_config_file()
+    if type(settings).takes_minigrid:
+        settings = settings.replace(environment_kind=gym_env.environment_kind(settings.environment_kind, settings.environment_name))
     if getattr(settings, 'environment_kind', '') == 'atari':
         try:
             settings = settings.replace(environment_name=gym_env.canonical_atari_name(settings.environment_name))

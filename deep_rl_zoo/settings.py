@@ -50,6 +50,7 @@ class Settings:
 
     agent_name: ClassVar[str] = ''  # the agent's name in experiment, checkpoint and results file names (DQN)
     hidden_flags: ClassVar[frozenset[str]] = frozenset()
+    takes_minigrid: ClassVar[bool] = False  # run_classic also takes MiniGrid-... ids (their environment_kind: 'minigrid')
 
     given_flags: frozenset[str] = derived(frozenset(), 'The flags given on the command line (`flags.resolve_settings`).', saved=False)
 

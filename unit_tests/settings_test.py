@@ -81,6 +81,17 @@ def test_settled_takes_the_command_line_names_the_game_canonically_and_checks_bo
         dqn_settings.ATARI.replace(restart_behavior='again').validate()
 
 
+def test_settled_gives_a_minigrid_task_its_kind_for_the_agents_that_take_one(tmp_path):
+    from deep_rl_zoo.agent57 import settings as agent57_settings
+    from deep_rl_zoo.ppo_rnd import settings as ppo_rnd_settings
+
+    values = {'environment_name': 'MiniGrid-DoorKey-5x5-v0', 'train_dir': str(tmp_path), 'runs_dir': str(tmp_path)}
+    for defaults in (agent57_settings.CLASSIC, ppo_rnd_settings.CLASSIC):
+        assert flags.settled(defaults, values, frozenset({'environment_name'})).environment_kind == 'minigrid'
+    assert flags.settled(agent57_settings.CLASSIC, {**values, 'environment_name': 'CartPole-v1'}, frozenset()).environment_kind == 'classic'
+    assert not dqn_settings.DqnSettings.takes_minigrid  # its run_classic refuses MiniGrid ids, naming the agents that take them
+
+
 def test_a_field_needs_a_known_theme_and_a_flag_type():
     with pytest.raises(ValueError, match='theme'):
         settings.setting(1, 'help', theme='elsewhere')

@@ -465,7 +465,6 @@ def train(
 ) -> None:
     """Entry point of the run scripts (NGU's, and Agent57's with its own parts) from the run's settings: run_classic
     also takes MiniGrid."""
-    run_settings = run_settings.replace(environment_kind=gym_env.environment_kind(run_settings.environment_kind, run_settings.environment_name))
     values = run_settings.flag_values()
     main_loop.train_actors_and_learner(
         run_settings, make_network, build_learner, build_actor,

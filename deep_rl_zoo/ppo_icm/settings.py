@@ -15,6 +15,7 @@ class PpoIcmSettings(ppo_settings.PpoSettings):
     """PPO with the intrinsic curiosity module (Pathak et al. 2017)."""
 
     agent_name = 'PPO_ICM'
+    takes_minigrid = True
 
     icm_beta: float = settings.setting(0.2, 'beta: the module minimises (1 - beta) L_inverse + beta L_forward (0.2 in the paper).', lower=0.0, upper=1.0)
     icm_eta: float = settings.setting(0.01, 'eta: the curiosity reward is eta / 2 * ||forward model error||^2.', lower=0.0)

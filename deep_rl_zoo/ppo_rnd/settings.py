@@ -15,6 +15,7 @@ class PpoRndSettings(ppo_settings.PpoSettings):
     """PPO with random network distillation (Burda et al. 2018); --discount is the extrinsic (episodic) discount."""
 
     agent_name = 'PPO_RND'
+    takes_minigrid = True
 
     intrinsic_discount: float = settings.setting(
         0.99, 'Discount of the non-episodic intrinsic return (0.99 in the paper; the extrinsic one is --discount, 0.999).', lower=0.0, upper=1.0

@@ -310,7 +310,6 @@ def build_actor(network: nn.Module, env: VectorEnvironment, values: dict[str, An
 def train(run_settings: R2d2Settings) -> None:
     """Entry point of R2D2's run scripts: asynchronous actors, the learner with its replay, iterations from the run's
     settings; run_classic also takes MiniGrid (the baseline of NGU's and Agent57's exploration benchmark)."""
-    run_settings = run_settings.replace(environment_kind=gym_env.environment_kind(run_settings.environment_kind, run_settings.environment_name))
     main_loop.train_actors_and_learner(
         run_settings, make_network, build_learner, build_actor, rollout_spec(run_settings.actor_update_interval, run_settings.environment_kind),
         asynchronous=True, make_eval_actor=lambda network, device: R2d2Policy(network, run_settings.eval_exploration_epsilon, run_settings.seed, device),

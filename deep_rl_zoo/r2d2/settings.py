@@ -20,6 +20,7 @@ class R2d2Settings(
     transformed n-step double-Q targets; sizes of replay and batches count sequences."""
 
     agent_name = 'R2D2'
+    takes_minigrid = True
 
     replay_capacity: int = settings.setting(
         10_000, 'Sequences kept in replay (each burn_in + unroll_length steps; the memory per sequence is logged).', lower=1
