@@ -9,7 +9,7 @@ the last one in `final_observation`). Two backends:
   (evaluation and video, which need RGB frames).
 
 Atari follows the DQN preprocessing (Mnih et al. 2015, "Human-level control through deep reinforcement
-learning") on the no-sticky-action game: random no-op starts, fire on reset where the game has FIRE, the
+learning") on the no-sticky-action game (sticky actions, `repeat_action_probability`, are an option): random no-op starts, fire on reset where the game has FIRE, the
 action repeated 4 frames with a max over the last two, 84x84 grayscale, a stack of 4 frames, rewards
 sign-clipped for learning, and a 108,000-frame cap. Episodes are full games (Machado et al. 2018,
 "Revisiting the Arcade Learning Environment"): a lost life is reported as `life_loss`, never as an
@@ -316,6 +316,7 @@ def create_atari_vector_env(
     noop_max: int = 30,
     max_episode_frames: int = 108_000,
     clip_reward: bool = True,
+    repeat_action_probability: float = 0.0,
     use_python_wrappers: bool = False,
     render: bool = False,
     num_threads: int | None = None,
@@ -332,6 +333,8 @@ def create_atari_vector_env(
         noop_max: at most this many random no-op frames start each episode (0: none).
         max_episode_frames: emulator frames after which an episode is truncated (108,000 = 30 minutes).
         clip_reward: if True, `reward` is `sign(raw_reward)`.
+        repeat_action_probability: sticky actions (Machado et al. 2018): each emulator frame repeats the previous
+            action with this probability (ALE v5's default is 0.25; 0, the default here, is the deterministic game).
         use_python_wrappers: build from gymnasium wrappers (needed for render) instead of the C++ vector env.
         render: if True, `render()` returns env 0's full RGB frame; needs use_python_wrappers=True.
         num_threads: C++ worker threads; None means min(num_envs, available CPU cores), which was the
@@ -347,6 +350,8 @@ def create_atari_vector_env(
         ("max_episode_frames", max_episode_frames, 1),
     ):
         _check_at_least(name, value, minimum)
+    if not 0.0 <= repeat_action_probability <= 1.0:
+        raise ValueError(f"repeat_action_probability must be in [0, 1], got {repeat_action_probability}")
     rom_id = atari_rom_id(environment_name)
 
     if use_python_wrappers:
@@ -361,6 +366,7 @@ def create_atari_vector_env(
                 frame_size=frame_size,
                 noop_max=noop_max,
                 max_episode_frames=max_episode_frames,
+                repeat_action_probability=repeat_action_probability,
                 render_mode="rgb_array" if render and index == 0 else None,
             )
             for index in range(num_envs)
@@ -379,7 +385,7 @@ def create_atari_vector_env(
             num_envs,
             num_threads=num_threads,
             max_num_frames_per_episode=max_episode_frames,
-            repeat_action_probability=0.0,
+            repeat_action_probability=repeat_action_probability,
             full_action_space=False,
             autoreset_mode=AutoresetMode.SAME_STEP,
             img_height=frame_size,
@@ -635,13 +641,14 @@ def _make_python_atari_env(
     frame_size: int,
     noop_max: int,
     max_episode_frames: int,
+    repeat_action_probability: float,
     render_mode: str | None,
 ) -> gymnasium.Env:
     """One Atari env from gymnasium wrappers, matching ale_py's C++ vector env preprocessing."""
     env = gymnasium.make(
         f"ALE/{rom_id_to_name(rom_id)}-v5",
         frameskip=1,
-        repeat_action_probability=0.0,
+        repeat_action_probability=repeat_action_probability,
         full_action_space=False,
         max_num_frames_per_episode=max_episode_frames,
         render_mode=render_mode,

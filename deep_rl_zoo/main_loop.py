@@ -100,6 +100,7 @@ def create_environment(
             noop_max=values['max_noop_actions'],
             max_episode_frames=values['max_episode_frames'],
             clip_reward=values['clip_reward'],
+            repeat_action_probability=values.get('repeat_action_probability', 0.0),  # checkpoints from before the flag have none
             use_python_wrappers=use_python_wrappers or render,
         )
     env = gym_env.create_vector_env(kind, values['environment_name'], num_envs, seed, **options)

@@ -166,6 +166,12 @@ class Common(Settings):
     environment_frame_stack: int = setting(4, 'Atari frames stacked into one observation.', lower=1, theme='environment', kinds=('atari',))
     max_episode_frames: int = setting(108_000, 'Atari episode cap in emulator frames (30 minutes of play).', lower=1, theme='environment', kinds=('atari',))
     max_noop_actions: int = setting(30, 'At most this many no-op actions after each reset.', lower=0, theme='environment', kinds=('atari',))
+    repeat_action_probability: float = setting(
+        0.0,
+        "Sticky actions (Machado et al. 2018): at every emulator frame the previous action is repeated instead of the agent's with this "
+        'probability (0.25: ALE v5\'s default); 0 plays the deterministic game of the DQN papers.',
+        lower=0.0, upper=1.0, theme='environment', kinds=('atari',),
+    )  # fmt: skip
     clip_reward: bool = setting(True, 'Learn from sign-clipped rewards (scores are still reported raw).', theme='environment', kinds=('atari',))
     terminal_on_life_loss: bool = setting(True, 'Treat a lost life as terminal for learning (episodes still last whole games).', theme='environment', kinds=('atari',))
 

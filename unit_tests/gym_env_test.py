@@ -309,6 +309,22 @@ def test_atari_frame_options():
         assert env.reset().shape == (1, 3, 64, 64)
 
 
+@pytest.mark.parametrize("use_python_wrappers", [False, True])
+def test_sticky_actions_repeat_the_previous_action(use_python_wrappers):
+    """With repeat_action_probability=1 every frame repeats the action before it (NOOP from the reset on), so moving
+    the paddle up plays exactly as doing nothing; without sticky actions it does not."""
+
+    def trajectory(action, probability):
+        options = dict(noop_max=0, repeat_action_probability=probability, use_python_wrappers=use_python_wrappers)
+        with gym_env.create_atari_vector_env("Pong", 1, seed=3, **options) as env:
+            env.reset()
+            return np.stack([step.observation for step in _run(env, np.full((40, 1), action))])
+
+    up = 2  # RIGHT in Pong's minimal action set moves the paddle up
+    np.testing.assert_array_equal(trajectory(up, 1.0), trajectory(0, 1.0))
+    assert not np.array_equal(trajectory(up, 0.0), trajectory(0, 0.0))
+
+
 def test_atari_seeding_is_reproducible_and_env_i_gets_seed_plus_i():
     actions = np.random.default_rng(0).integers(0, 4, size=(60, 1)).repeat(2, axis=1)
 
@@ -576,6 +592,7 @@ def test_unknown_names_give_one_line_naming_the_flag_and_choices(factory, name, 
         (lambda: gym_env.create_atari_vector_env("Pong", 1, 0, frame_skip=0), "frame_skip"),
         (lambda: gym_env.create_atari_vector_env("Pong", 1, 0, noop_max=-1), "noop_max"),
         (lambda: gym_env.create_atari_vector_env("Pong", 1, 0, num_threads=0), "num_threads"),
+        (lambda: gym_env.create_atari_vector_env("Pong", 1, 0, repeat_action_probability=1.5), "repeat_action_probability"),
         (
             lambda: gym_env.create_classic_vector_env("CartPole-v1", 1, 0, max_episode_steps=0),
             "max_episode_steps",

@@ -352,6 +352,20 @@ def test_progress_with_nothing_left_to_train(tmp_path):
     experiment.close()
 
 
+@pytest.mark.parametrize('render', [False, True])
+def test_create_environment_plays_sticky_actions_when_the_flag_asks(render):
+    from deep_rl_zoo.dqn import settings as dqn_settings
+
+    def trajectory(action, probability):
+        values = dqn_settings.ATARI.replace(repeat_action_probability=probability, max_noop_actions=0).flag_values()
+        with main_loop.create_environment('atari', values, 1, 3, render=render) as env:
+            env.reset()
+            return np.stack([env.step(np.array([action])).observation for _ in range(40)])
+
+    np.testing.assert_array_equal(trajectory(2, 1.0), trajectory(0, 1.0))  # every frame repeats the reset's NOOP
+    assert not np.array_equal(trajectory(2, 0.0), trajectory(0, 0.0))
+
+
 def test_create_environment_refuses_unknown_kind_and_non_square_frames():
     with pytest.raises(ValueError, match=r"classic.*atari.*continuous.*'board'|'board'.*classic.*atari.*continuous"):
         main_loop.create_environment('board', {'environment_name': 'CartPole-v1'}, 1, 0)
