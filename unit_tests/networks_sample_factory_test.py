@@ -1,11 +1,12 @@
 """Sample Factory's actor-critic (deep_rl_zoo/networks/sample_factory.py): learner-sized batches of frames take the
-channels-last path of networks.common with the numbers of the plain layout, and the parameter names (what
-checkpoints hold) are Sample Factory's layout of APPO's earlier network."""
+channels-last path of networks.common with the numbers of the plain layout, the convnet_atari encoder runs in
+bfloat16 within networks.common.bf16_torsos, and the parameter names (what checkpoints hold) are Sample Factory's
+layout of APPO's earlier network."""
 
 import torch
 from torch.testing import assert_close
 
-from deep_rl_zoo.networks.common import CHANNELS_LAST_MIN_BATCH, channels_last
+from deep_rl_zoo.networks.common import CHANNELS_LAST_MIN_BATCH, bf16_torsos, channels_last
 from deep_rl_zoo.networks.sample_factory import SampleFactoryActorCritic
 
 
@@ -42,6 +43,23 @@ def test_an_actors_few_frames_stay_in_the_plain_layout():
     assert channels_last(frames) is frames
     assert channels_last(torch.zeros(CHANNELS_LAST_MIN_BATCH, 4, 84, 84, dtype=torch.uint8)).is_contiguous(memory_format=torch.channels_last)
 
+
+
+def test_bf16_torsos_run_the_convnet_atari_encoder_in_bfloat16_only_within_and_hand_on_float32_features():
+    network = atari_network()
+    convs = []
+    network.encoder[0].register_forward_hook(lambda module, inputs, output: convs.append(output.dtype))
+    frames = torch.randint(0, 256, (CHANNELS_LAST_MIN_BATCH, 4, 84, 84), dtype=torch.uint8)
+    with torch.no_grad():
+        exact = network(frames)
+        with bf16_torsos():
+            low = network(frames)
+        after = network(frames)
+    assert convs == [torch.float32, torch.bfloat16, torch.float32]
+    assert low.logits.dtype == low.value.dtype == torch.float32 and not torch.equal(low.value, exact.value)
+    assert_close(low.value, exact.value, rtol=0.05, atol=0.02)
+    assert_close(low.logits, exact.logits, rtol=0.05, atol=0.02)
+    assert torch.equal(after.value, exact.value) and torch.equal(after.logits, exact.logits)
 
 def test_parameter_names_keep_the_layout_of_earlier_appo_checkpoints():
     network = SampleFactoryActorCritic((3,), 2, [16, 8], [], nonlinearity='tanh', normalize_input=True, normalize_returns=True, rnn_type='lstm', rnn_size=4)

@@ -66,12 +66,19 @@ _BF16_TORSOS = contextvars.ContextVar('bf16_torsos', default=False)
 def bf16_torsos(enabled: bool = True) -> Iterator[None]:
     """Within it (when `enabled`), Nature CNN torsos run under bfloat16 autocast and hand float32 features to their
     heads: the convolutions, the bulk of the compute, take the bf16 units of CPUs with AVX-512 BF16 or AMX (and of
-    GPUs), while the heads and every loss see float32 numbers. A replay agent's update runs in it with --bf16_learning."""
+    GPUs), while the heads and every loss see float32 numbers. A learner's update runs in it with --bf16_learning
+    (the replay agents', R2D2's family's and the on-policy learners': PPO's, A2C's, IMPALA's, APPO's)."""
     token = _BF16_TORSOS.set(enabled)
     try:
         yield
     finally:
         _BF16_TORSOS.reset(token)
+
+
+def in_bf16_torsos() -> bool:
+    """Whether torsos run in bfloat16 here (within `bf16_torsos`): for conv stacks other than `NatureCnnTorso` that
+    honour it too (APPO's convnet_atari encoder)."""
+    return _BF16_TORSOS.get()
 
 
 def orthogonal_init(module: nn.Module, gain: float = math.sqrt(2.0)) -> nn.Module:
@@ -130,7 +137,7 @@ class NatureCnnTorso(nn.Module):
             self.output_size = conv_size
 
     def forward(self, frames: torch.Tensor) -> torch.Tensor:
-        if not _BF16_TORSOS.get():
+        if not in_bf16_torsos():
             return self.fc(self.convs(scaled_frames(frames)))
         with torch.autocast(frames.device.type, dtype=torch.bfloat16):
             # Scaled straight to bfloat16: the numbers autocast would cast float32 frames to, half the bytes to write.

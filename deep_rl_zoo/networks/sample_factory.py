@@ -11,7 +11,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from deep_rl_zoo.networks.common import channels_last
+from deep_rl_zoo.networks.common import channels_last, in_bf16_torsos
 from deep_rl_zoo.networks.policy import CategoricalActorCriticOutput
 from deep_rl_zoo.normalizer import ObservationNormalizer, ReturnNormalizer
 
@@ -29,7 +29,20 @@ def mlp_encoder(input_size: int, layers: Sequence[int], activation: type[nn.Modu
     return encoder
 
 
-def convnet_atari_encoder(observation_shape: Sequence[int], mlp_layers: Sequence[int], activation: type[nn.Module]) -> nn.Sequential:
+class ConvnetAtariEncoder(nn.Sequential):
+    """Sample Factory's convnet_atari encoder as a sequence (its convolutions, then its MLP) that honours
+    `bf16_torsos` as `NatureCnnTorso` does: within it the encoder runs under bfloat16 autocast and hands float32
+    features to the core and heads."""
+
+    def forward(self, observation: torch.Tensor) -> torch.Tensor:
+        if not in_bf16_torsos():
+            return super().forward(observation)
+        with torch.autocast(observation.device.type, dtype=torch.bfloat16):
+            features = super().forward(observation)
+        return features.float()
+
+
+def convnet_atari_encoder(observation_shape: Sequence[int], mlp_layers: Sequence[int], activation: type[nn.Module]) -> ConvnetAtariEncoder:
     """Sample Factory's convnet_atari encoder: the convolutions of Nature DQN (32x8x8/4, 64x4x4/2, 64x3x3/1) with
     `activation`, then `mlp_encoder(mlp_layers)` over their flattened output."""
     convs = nn.Sequential(
@@ -41,7 +54,7 @@ def convnet_atari_encoder(observation_shape: Sequence[int], mlp_layers: Sequence
     with torch.no_grad():
         conv_size = convs(torch.zeros(1, *observation_shape)).shape[1]
     head = mlp_encoder(conv_size, mlp_layers, activation)
-    encoder = nn.Sequential(convs, head)
+    encoder = ConvnetAtariEncoder(convs, head)
     encoder.output_size = head.output_size
     return encoder
 
