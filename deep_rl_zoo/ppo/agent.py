@@ -12,6 +12,9 @@ memory. For each update the learner takes one rollout per actor and
    old values, and the global gradient norm clipped;
 3. decays the learning rate (and optionally eps) linearly to 0 over the run.
 
+With `bf16_learning` the minibatches' forward passes run their Nature CNN torso under bfloat16 autocast
+(`networks.common.bf16_torsos`); heads, losses, gradients and Adam stay float32, and the actors act in float32.
+
 A time-limit truncation is not a true end: the actor adds gamma * V(final observation) to the last reward
 so the return is bootstrapped rather than cut (Pardo et al. 2018).
 """
@@ -23,6 +26,7 @@ from torch import nn
 
 from deep_rl_zoo import main_loop, multistep, policy_gradient, trackers
 from deep_rl_zoo.gym_env import VectorEnvironment
+from deep_rl_zoo.networks.common import bf16_torsos
 from deep_rl_zoo.networks.policy import GaussianActorCritic, mlp_actor_critic, nature_cnn_actor_critic
 from deep_rl_zoo.normalizer import fold_into_observation_statistics
 from deep_rl_zoo.ppo.settings import PpoSettings
@@ -53,6 +57,7 @@ class PpoLearner(OneOptimizerLearner):
         total_updates: int,
         anneal_learning_rate: bool,
         anneal_clip_epsilon: bool,
+        bf16_learning: bool = False,
         device: torch.device = torch.device('cpu'),
     ):
         self.network = network.to(device)
@@ -65,6 +70,7 @@ class PpoLearner(OneOptimizerLearner):
         self.gae_lambda = gae_lambda
         self.normalize_advantages = normalize_advantages
         self.max_grad_norm = max_grad_norm
+        self.bf16_learning = bf16_learning
         self.device = device
         self.learning_rate = LinearSchedule(learning_rate, 0.0 if anneal_learning_rate else learning_rate, total_updates)
         self.clip_epsilon = LinearSchedule(clip_epsilon, 0.0 if anneal_clip_epsilon else clip_epsilon, total_updates)
@@ -86,9 +92,10 @@ class PpoLearner(OneOptimizerLearner):
         clip_epsilon = self.clip_epsilon(self.learner_steps)
         for group in self.optimizer.param_groups:
             group['lr'] = self.learning_rate(self.learner_steps)
-        for _ in range(self.num_epochs):
-            for indices in minibatches(samples['advantage'].shape[0], self.num_minibatches, self.device):
-                self._minibatch_step({name: value[indices] for name, value in samples.items()}, clip_epsilon)
+        with bf16_torsos(self.bf16_learning):
+            for _ in range(self.num_epochs):
+                for indices in minibatches(samples['advantage'].shape[0], self.num_minibatches, self.device):
+                    self._minibatch_step({name: value[indices] for name, value in samples.items()}, clip_epsilon)
         fold_into_observation_statistics(self.network, batch['observation'])  # after the epochs: pi_old, V_old were the actors'
         self.learner_steps += 1
         self.statistics.record(explained_variance=float(policy_gradient.explained_variance(samples['value'], samples['return'])), learning_rate=self.learning_rate(self.learner_steps - 1), clip_epsilon=clip_epsilon)
@@ -162,6 +169,7 @@ def learner_arguments(values: dict[str, Any], total_updates: int, device: torch.
         total_updates=total_updates,
         anneal_learning_rate=values['anneal_learning_rate'],
         anneal_clip_epsilon=values['anneal_clip_epsilon'],
+        bf16_learning=values.get('bf16_learning', False),
         device=device,
     )
 

@@ -12,7 +12,7 @@ from deep_rl_zoo import settings
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class PpoSettings(settings.Common, settings.ActorsAndLearner, settings.LossWeights, settings.ObservationAndRewardScaling):
+class PpoSettings(settings.Common, settings.ActorsAndLearner, settings.LossWeights, settings.ObservationAndRewardScaling, settings.Bf16Learning):
     """PPO (Schulman et al. 2017): clipped-surrogate updates over minibatch epochs of on-policy rollouts."""
 
     agent_name = 'PPO'

@@ -30,6 +30,7 @@ from torch import nn
 
 from deep_rl_zoo import curiosity, gym_env, main_loop, multistep, policy_gradient, trackers
 from deep_rl_zoo.gym_env import VectorEnvironment
+from deep_rl_zoo.networks.common import bf16_torsos
 from deep_rl_zoo.networks.curiosity import icm_for, policy_torsos
 from deep_rl_zoo.networks.policy import CategoricalActorCritic
 from deep_rl_zoo.ppo.agent import PpoLearner, build_actor, concatenate_rollouts, minibatches, refuse_observation_normalization
@@ -91,12 +92,13 @@ class PpoIcmLearner(PpoLearner):
         clip_epsilon = self.clip_epsilon(self.learner_steps)
         for group in self.optimizer.param_groups:
             group['lr'] = self.learning_rate(self.learner_steps)
-        for _ in range(self.num_epochs):
-            for indices in minibatches(samples['advantage'].shape[0], self.num_minibatches, self.device):
-                minibatch = {name: value[indices] for name, value in samples.items()}
-                self._minibatch_step(minibatch, clip_epsilon)
-                if self.icm is not None:
-                    self._icm_step(minibatch)
+        with bf16_torsos(self.bf16_learning):  # the policy's Nature CNN; ICM's encoder has its own convolutions, float32
+            for _ in range(self.num_epochs):
+                for indices in minibatches(samples['advantage'].shape[0], self.num_minibatches, self.device):
+                    minibatch = {name: value[indices] for name, value in samples.items()}
+                    self._minibatch_step(minibatch, clip_epsilon)
+                    if self.icm is not None:
+                        self._icm_step(minibatch)
         self.learner_steps += 1
         self.statistics.record(
             explained_variance=float(policy_gradient.explained_variance(samples['value'], samples['return'])),

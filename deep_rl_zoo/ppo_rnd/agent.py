@@ -26,6 +26,7 @@ from torch import nn
 
 from deep_rl_zoo import curiosity, gym_env, main_loop, multistep, policy_gradient, trackers
 from deep_rl_zoo.gym_env import VectorEnvironment
+from deep_rl_zoo.networks.common import bf16_torsos
 from deep_rl_zoo.networks.curiosity import RandomNetworkDistillation, TwoValueActorCritic, policy_torsos, rnd_for
 from deep_rl_zoo.ppo.agent import PpoLearner, build_actor, concatenate_rollouts, minibatches, refuse_observation_normalization
 from deep_rl_zoo.ppo.agent import learner_arguments as ppo_arguments
@@ -91,11 +92,12 @@ class PpoRndLearner(PpoLearner):
         clip_epsilon = self.clip_epsilon(self.learner_steps)
         for group in self.optimizer.param_groups:
             group['lr'] = self.learning_rate(self.learner_steps)
-        for _ in range(self.num_epochs):
-            for indices in minibatches(samples['advantage'].shape[0], self.num_minibatches, self.device):
-                minibatch = {name: value[indices] for name, value in samples.items()}
-                self._minibatch_step(minibatch, clip_epsilon)
-                self._predictor_step(minibatch['next_observation'])
+        with bf16_torsos(self.bf16_learning):  # the policy's Nature CNN; RND's networks have their own convolutions, float32
+            for _ in range(self.num_epochs):
+                for indices in minibatches(samples['advantage'].shape[0], self.num_minibatches, self.device):
+                    minibatch = {name: value[indices] for name, value in samples.items()}
+                    self._minibatch_step(minibatch, clip_epsilon)
+                    self._predictor_step(minibatch['next_observation'])
         # After the epochs, so that the rewards above were scored with the statistics of the rollouts' time.
         self.rnd.observation_normalizer.update(self.rnd.flat_inputs(samples['next_observation']))
         self.learner_steps += 1

@@ -4,6 +4,7 @@ import math
 
 import gymnasium
 import numpy as np
+import pytest
 import torch
 
 from deep_rl_zoo import gym_env, rollouts
@@ -11,6 +12,8 @@ from deep_rl_zoo.networks.curiosity import icm_for
 from deep_rl_zoo.networks.policy import mlp_actor_critic
 from deep_rl_zoo.ppo.agent import concatenate_rollouts
 from deep_rl_zoo.ppo_icm import agent
+from deep_rl_zoo.ppo_icm.settings import ATARI
+from unit_tests import bf16_learning
 
 MOUNTAIN_CAR = gymnasium.spaces.Box(np.array([-1.2, -0.07], np.float32), np.array([0.6, 0.07], np.float32))
 T, N = 6, 2
@@ -100,3 +103,23 @@ def test_actor_scales_the_game_reward_before_the_curiosity_reward_is_added_when_
         # MountainCar pays -1 per step; the scaler divides by the std of the running return, which grows from 0.
         assert (buffer['reward'] == -1.0).all() != scale
     env.close()
+
+
+def test_bf16_learning_runs_the_policys_nature_cnn_in_bfloat16_and_moves_the_loss_by_under_2_percent():
+    """One update (1 epoch of 1 minibatch of random frames) of run_atari's learner from the same networks, without and
+    with --bf16_learning: the policy's torso computes in float32, then bfloat16 (ICM's encoder, convolutions of its
+    own, stays float32); the PPO loss moves by 0.01% (seeds 0-2: 0.001-0.01%), the gradient keeps its direction
+    (cosine 0.9995)."""
+
+    def build_learner(bf16):
+        values = ATARI.replace(num_epochs=1, num_minibatches=1, bf16_learning=bf16).run_values()
+        torch.manual_seed(0)
+        return agent.build_learner(agent.make_network(bf16_learning.ATARI_SPACES, values), bf16_learning.ATARI_SPACES, values, 10, torch.device('cpu'))
+
+    def loss(update):
+        return update.statistics['policy_loss'] + ATARI.value_coef * update.statistics['value_loss'] - ATARI.entropy_coef * update.statistics['entropy']
+
+    float32, bf16 = bf16_learning.updates_without_and_with_bf16(build_learner, [bf16_learning.atari_rollout()])
+    assert float32.conv_dtypes == [torch.float32] and bf16.conv_dtypes == [torch.bfloat16]
+    assert loss(bf16) == pytest.approx(loss(float32), rel=0.02) and loss(bf16) != loss(float32)
+    assert bf16.cosine_similarity(float32) > 0.99
