@@ -20,6 +20,9 @@ their samples together, each sample used exactly once (none drawn twice, none dr
 3. the global gradient norm is clipped, then RMSProp (alpha 0.99, as in the paper; PyTorch's epsilon sits outside
    the square root) or Adam takes the step, its learning rate decayed linearly to 0 over the run as in the paper.
 
+With `bf16_learning` the learner's forward pass runs its Nature CNN torso under bfloat16 autocast
+(`networks.common.bf16_torsos`); heads, loss, gradients and the optimizer stay float32, and the actors act in float32.
+
 Because actors wait for the newest parameters before each rollout, every update learns from data of the policy it
 updates (A3C's asynchronous staleness is gone: that is the "synchronous" of A2C).
 
@@ -43,6 +46,7 @@ from torch import nn
 from deep_rl_zoo import gradient_compression, main_loop, multistep, policy_gradient, trackers
 from deep_rl_zoo.a2c.settings import A2cGradientSettings, A2cSettings
 from deep_rl_zoo.gym_env import VectorEnvironment
+from deep_rl_zoo.networks.common import bf16_torsos
 from deep_rl_zoo.networks.policy import CategoricalActorCritic, actor_critic_for, mlp_actor_critic
 from deep_rl_zoo.normalizer import fold_into_observation_statistics
 from deep_rl_zoo.rollouts import OnPolicyActor, rollout_spec
@@ -118,12 +122,14 @@ class A2cLearner(OneOptimizerLearner):
         optimizer: str = 'rmsprop',
         rmsprop_alpha: float = 0.99,
         optimizer_eps: float = 1e-5,
+        bf16_learning: bool = False,
         device: torch.device = torch.device('cpu'),
     ):
         self.network = network.to(device)
         self.optimizer = rmsprop_or_adam(network, optimizer, learning_rate, rmsprop_alpha, optimizer_eps)
         self.loss = A2cLoss(value_coef=value_coef, entropy_coef=entropy_coef, gae_lambda=gae_lambda)
         self.max_grad_norm = max_grad_norm
+        self.bf16_learning = bf16_learning
         self.device = device
         self.learning_rate = LinearSchedule(learning_rate, 0.0 if anneal_learning_rate else learning_rate, total_updates)
         self.learner_steps = 0  # gradient steps, one per batch of rollouts
@@ -136,7 +142,8 @@ class A2cLearner(OneOptimizerLearner):
     def update(self, buffers: list[dict[str, torch.Tensor]]) -> None:
         """One gradient step on every sample of `buffers` (one rollout per actor, each [T, N_actor, ...])."""
         batch = {name: torch.cat([buffer[name] for buffer in buffers], dim=1).to(self.device) for name in BATCH_FIELDS}
-        loss, statistics = self.loss(self.network, batch)
+        with bf16_torsos(self.bf16_learning):
+            loss, statistics = self.loss(self.network, batch)
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         self.apply_gradients(statistics, num_samples=batch['reward'].numel())
@@ -248,6 +255,7 @@ def build_learner(
         optimizer=values['optimizer'],
         rmsprop_alpha=values['rmsprop_alpha'],
         optimizer_eps=values['optimizer_eps'],
+        bf16_learning=values.get('bf16_learning', False),
         device=device,
         **options,
     )

@@ -12,7 +12,9 @@ from deep_rl_zoo import gradient_compression, settings
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class A2cSettings(settings.Common, settings.ActorsAndLearner, settings.LossWeights, settings.RmspropOrAdam, settings.ObservationAndRewardScaling):
+class A2cSettings(
+    settings.Common, settings.ActorsAndLearner, settings.LossWeights, settings.RmspropOrAdam, settings.ObservationAndRewardScaling, settings.Bf16Learning
+):
     """Synchronous advantage actor-critic (A2C, the synchronous form of A3C: Mnih et al. 2016); the entropy weight
     beta is 0.01 in the paper."""
 
@@ -27,6 +29,7 @@ class A2cGradientSettings(A2cSettings):
     """A2C's gradient variant: its actors compute the gradients and send them to the learner (A3C's workers do)."""
 
     agent_name = 'A2C-grad'
+    hidden_flags = frozenset({'bf16_learning'})  # its learner runs no forward pass: the actors compute the gradients, in float32
 
     gradient_compression: str = settings.setting(
         'bfloat16',

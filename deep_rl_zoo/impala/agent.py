@@ -25,6 +25,9 @@ Networks: the paper's shallow Nature CNN torso or its deep residual torso (`--to
 value heads on top for Atari; tanh MLPs for vector observations. A time-limit truncation is bootstrapped by the
 actor (gamma * V(final observation) added to the last reward, Pardo et al. 2018).
 
+`--bf16_learning` runs the learner's Nature CNN torso under bfloat16 autocast (`networks.common.bf16_torsos`); heads,
+LSTM, V-trace, loss and optimizer stay float32, and so do the actors and the deep residual torso.
+
 `--use_lstm` adds the paper's LSTM core (256 units; `networks.policy.RecurrentActorCritic`): the torso's output, the
 one-hot previous action and the clipped previous reward feed the LSTM, whose output feeds both heads; its state is
 zeroed at episode starts. Actors carry the state across rollouts and store the state each rollout starts from; the
@@ -40,7 +43,7 @@ from deep_rl_zoo import main_loop, trackers, vtrace
 from deep_rl_zoo.greedy_actors import RecurrentPolicyGreedyActor
 from deep_rl_zoo.gym_env import VectorEnvironment
 from deep_rl_zoo.impala.settings import ImpalaSettings
-from deep_rl_zoo.networks.common import ImpalaResNetTorso, NatureCnnTorso
+from deep_rl_zoo.networks.common import ImpalaResNetTorso, NatureCnnTorso, bf16_torsos
 from deep_rl_zoo.networks.policy import CategoricalActorCritic, RecurrentActorCritic, actor_critic_for, recurrent_actor_critic_for
 from deep_rl_zoo.rollouts import OnPolicyActor, RecurrentOnPolicyActor, bootstrapped_rollout_spec, recurrent_rollout_spec
 from deep_rl_zoo.schedule import LinearSchedule
@@ -73,6 +76,7 @@ class ImpalaLearner(OneOptimizerLearner):
         optimizer: str = 'rmsprop',
         rmsprop_alpha: float = 0.99,
         optimizer_eps: float = 0.01,
+        bf16_learning: bool = False,
         device: torch.device = torch.device('cpu'),
     ):
         self.network = network.to(device)
@@ -82,6 +86,7 @@ class ImpalaLearner(OneOptimizerLearner):
         self.max_grad_norm = max_grad_norm
         self.clip_thresholds = dict(clip_rho_threshold=clip_rho_threshold, clip_pg_rho_threshold=clip_pg_rho_threshold, clip_c_threshold=clip_c_threshold)
         self.vtrace_lambda = vtrace_lambda
+        self.bf16_learning = bf16_learning
         self.device = device
         self.learning_rate = LinearSchedule(learning_rate, 0.0 if anneal_learning_rate else learning_rate, total_updates)
         self.learner_steps = 0  # gradient steps, one per batch of rollouts
@@ -133,7 +138,8 @@ class ImpalaLearner(OneOptimizerLearner):
         batch = {
             name: torch.cat([buffer[name] for buffer in buffers], dim=0 if name in PER_ENVIRONMENT_FIELDS else 1).to(self.device) for name in fields
         }
-        loss, statistics = self.loss(batch)
+        with bf16_torsos(self.bf16_learning):
+            loss, statistics = self.loss(batch)
         for group in self.optimizer.param_groups:
             group['lr'] = self.learning_rate(self.learner_steps)
         self.optimizer.zero_grad(set_to_none=True)
@@ -166,6 +172,7 @@ def build_learner(network: nn.Module, env: VectorEnvironment, values: dict[str, 
         optimizer=values['optimizer'],
         rmsprop_alpha=values['rmsprop_alpha'],
         optimizer_eps=values['optimizer_eps'],
+        bf16_learning=values.get('bf16_learning', False),
         device=device,
     )
 

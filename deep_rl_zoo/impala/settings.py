@@ -11,7 +11,7 @@ from deep_rl_zoo import settings
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class ImpalaSettings(settings.Common, settings.Asynchronous, settings.LossWeights, settings.RmspropOrAdam):
+class ImpalaSettings(settings.Common, settings.Asynchronous, settings.LossWeights, settings.RmspropOrAdam, settings.Bf16Learning):
     """IMPALA (Espeholt et al. 2018): actor-critic on V-trace targets, asynchronous actors."""
 
     agent_name = 'IMPALA'

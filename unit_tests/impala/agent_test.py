@@ -13,8 +13,10 @@ from torch.testing import assert_close
 
 from deep_rl_zoo import multistep
 from deep_rl_zoo.impala import agent
+from deep_rl_zoo.impala.settings import ATARI
 from deep_rl_zoo.networks.policy import CategoricalActorCriticOutput, mlp_actor_critic
 from deep_rl_zoo.rollouts import policy_distribution
+from unit_tests import bf16_learning
 
 T, B, OBSERVATION_SIZE = 4, 2, 3
 GAMMA = 0.9
@@ -275,3 +277,23 @@ def test_make_network_builds_the_chosen_torso_and_refuses_it_for_vectors():
     assert type(agent.make_network(fake_env((4,)), {}).torso).__name__ == 'MlpTorso'
     with pytest.raises(ValueError, match='--torso applies to Atari frames only'):
         agent.make_network(fake_env((4,)), {'torso': 'impala_resnet'})
+
+
+def test_bf16_learning_runs_the_learners_nature_cnn_in_bfloat16_and_moves_the_loss_by_under_2_percent():
+    """One update (8 steps x 4 envs of random frames and the bootstrap frames) of run_atari's learner from the same
+    network, without and with --bf16_learning: the Nature CNN's first convolution computes in float32, then bfloat16;
+    the loss moves by 0.14% (seeds 0 and 2: 0.07-0.14%; seed 1's loss nearly cancels to 0.05 and moves by 0.002, 4.7%
+    of it), the gradient keeps its direction (cosine 0.999)."""
+
+    def build_learner(bf16):
+        values = ATARI.replace(bf16_learning=bf16).run_values()
+        torch.manual_seed(0)
+        return agent.build_learner(agent.make_network(bf16_learning.ATARI_SPACES, values), bf16_learning.ATARI_SPACES, values, 10, torch.device('cpu'))
+
+    def loss(update):
+        return update.statistics['policy_loss'] + ATARI.value_coef * update.statistics['value_loss'] - ATARI.entropy_coef * update.statistics['entropy']
+
+    float32, bf16 = bf16_learning.updates_without_and_with_bf16(build_learner, [bf16_learning.atari_rollout()])
+    assert float32.conv_dtypes == [torch.float32] and bf16.conv_dtypes == [torch.bfloat16]
+    assert loss(bf16) == pytest.approx(loss(float32), rel=0.02) and loss(bf16) != loss(float32)
+    assert bf16.cosine_similarity(float32) > 0.99
