@@ -23,6 +23,10 @@ start and redrawn every 10 episodes. For each batch of rollouts the learner
 3. only then folds the batch's observations into the running input statistics (`normalize_input`), so the ratio
    starts at exactly 1: the old log-probs were made with the statistics the first minibatch sees.
 
+With `bf16_learning` the minibatches' forward passes run the convnet_atari encoder under bfloat16 autocast
+(`networks.common.bf16_torsos`); the targets of step 1, the core, heads, losses and Adam stay float32, and the actors
+act in float32.
+
 Sample Factory's names are the settings' (`appo/settings.py`) and so the flags; `sample_factory_config` imports a model
 card's settings and translates them into the core's values. The network is `networks.sample_factory`'s.
 """
@@ -41,6 +45,7 @@ from deep_rl_zoo.appo import sample_factory_config
 from deep_rl_zoo.appo.settings import AppoSettings
 from deep_rl_zoo.greedy_actors import PolicyGreedyActor, SteppedRecurrentGreedyActor
 from deep_rl_zoo.gym_env import VectorEnvironment
+from deep_rl_zoo.networks.common import bf16_torsos
 from deep_rl_zoo.networks.policy import CategoricalActorCriticOutput
 from deep_rl_zoo.networks.sample_factory import PolicySet, SampleFactoryActorCritic
 from deep_rl_zoo.rollouts import PolicySetActor, policy_set_rollout_spec
@@ -106,6 +111,7 @@ class PolicyTrainer:
         exploration_loss_coeff: float = 0.0,
         kl_loss_coeff: float = 0.0,
         max_grad_norm: float = 0.0,
+        bf16_learning: bool = False,
     ):
         self.network = network
         self.optimizer = torch.optim.Adam(network.trainable_parameters(), lr=learning_rate, betas=adam_betas, eps=adam_eps, fused=adam_fused)
@@ -120,6 +126,7 @@ class PolicyTrainer:
         self.clip_ratio, self.clip_value = ppo_clip_ratio, ppo_clip_value
         self.value_loss_coeff, self.exploration_loss_coeff, self.kl_loss_coeff = value_loss_coeff, exploration_loss_coeff, kl_loss_coeff
         self.max_grad_norm = max_grad_norm
+        self.bf16_learning = bf16_learning
         self.sgd_steps = 0
         self.statistics = trackers.LearnerStatistics()
 
@@ -203,7 +210,8 @@ class PolicyTrainer:
             self.learning_rate = self.linear_decay(self.sgd_steps)
         for group in self.optimizer.param_groups:
             group['lr'] = self.learning_rate
-        loss, parts = self.minibatch_loss(minibatch)
+        with bf16_torsos(self.bf16_learning):
+            loss, parts = self.minibatch_loss(minibatch)
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         parameters = self.network.trainable_parameters()  # the gradient norm is logged, clipped or not
@@ -346,6 +354,7 @@ def build_learner(network: PolicySet, env: VectorEnvironment, values: dict[str, 
         exploration_loss_coeff=values['exploration_loss_coeff'],
         kl_loss_coeff=values['kl_loss_coeff'],
         max_grad_norm=values['max_grad_norm'],
+        bf16_learning=values.get('bf16_learning', False),
     )
     return AppoLearner(
         network,

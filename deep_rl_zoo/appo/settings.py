@@ -13,7 +13,7 @@ from deep_rl_zoo.appo import sample_factory_config
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class AppoSettings(settings.Common, settings.ActorsAndLearner):
+class AppoSettings(settings.Common, settings.ActorsAndLearner, settings.Bf16Learning):
     """APPO (Sample Factory's asynchronous PPO, Petrenko et al. 2020). Our names for the same settings (`discount`,
     `num_actors`, `num_envs_per_actor`, `environment_frame_skip`, `environment_frame_stack`) are hidden behind Sample
     Factory's (`gamma`, `num_workers`, `num_envs_per_worker`, `env_frameskip`, `env_framestack`) and translated back
