@@ -235,14 +235,17 @@ class GreedyEvaluation(Settings):
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Bf16Learning(Settings):
-    """bfloat16 autocast of the Nature CNN torsos in the learner (the replay-based value agents)."""
+    """bfloat16 autocast of the Nature CNN torsos in the learner: the replay-based value agents (DQN's family, R2D2's
+    family) and the on-policy learners of Atari (PPO, PPO-ICM, PPO-RND, A2C, IMPALA, APPO)."""
 
     bf16_learning: bool = setting(
         False,
-        "Run the Nature CNN torsos of the learner's forward passes under bfloat16 autocast: faster on CPUs with AVX-512 "
-        'BF16 or AMX (on a 2-core Xeon with AMX: DQN\'s update 1.1x; R2D2\'s gradient '
-        'step 1.7x and NGU\'s 1.5x with --learner_threads=1) and on recent GPUs, slower on older CPUs; heads, '
-        'LSTMs, losses, gradients and Adam stay float32, the loss moves by about 1%.',
+        "Run the Nature CNN torsos of the learner's forward passes under bfloat16 autocast (DQN's and R2D2's families; "
+        "PPO, PPO-ICM and PPO-RND: the policy's torso; A2C; IMPALA: the Nature torso, not the residual one; APPO: its "
+        'convnet_atari encoder): faster on CPUs with AVX-512 BF16 or AMX (on a 2-core Xeon with AMX: DQN\'s update '
+        "1.1x; R2D2's gradient step 1.7x, NGU's 1.5x, PPO's update 1.6x and APPO's 1.3x with --learner_threads=1) and "
+        'on recent GPUs, slower on older CPUs; actors, heads, LSTMs, losses, gradients and the optimizer stay float32, '
+        'the loss moves by about 1%.',
     )
 
 
