@@ -18,14 +18,14 @@ from deep_rl_zoo.gym_env import VectorEnvironment, VectorStep
 from deep_rl_zoo.episodes import play_episodes
 from deep_rl_zoo.main_loop import action_bounds, create_environment
 from deep_rl_zoo.networks.policy import RecurrentActorCritic
-from deep_rl_zoo.settings import Evaluation
+from deep_rl_zoo.settings import Common, EpsilonGreedyEvaluation, Evaluation, Settings
 from deep_rl_zoo.types import Actor
 
-# make_actor(network, env, values, train_values): eval_agent's flag values and those the checkpoint was trained with.
-MakeActor = Callable[[nn.Module, VectorEnvironment, dict[str, Any], dict[str, Any]], Actor]
+# make_actor(network, env, eval_settings, train_settings): eval_agent's settings and those the checkpoint was trained with.
+MakeActor = Callable[[nn.Module, VectorEnvironment, Any, Any], Actor]
 
 
-def most_likely_action(network: nn.Module, env: VectorEnvironment, values: dict[str, Any], train_values: dict[str, Any]) -> Actor:
+def most_likely_action(network: nn.Module, env: VectorEnvironment, eval_settings: Evaluation, train_settings: Settings) -> Actor:
     """Policy agents: the most likely action, or the mean clipped to the action bounds for continuous control; a
     recurrent policy (IMPALA's --use_lstm) carries its core state from step to step."""
     if isinstance(network, RecurrentActorCritic):
@@ -34,55 +34,63 @@ def most_likely_action(network: nn.Module, env: VectorEnvironment, values: dict[
 
 
 def epsilon_greedy(
-    network: nn.Module, env: VectorEnvironment, values: dict[str, Any], train_values: dict[str, Any], actor_class: Callable[..., Actor] = EpsilonGreedyActor
+    network: nn.Module,
+    env: VectorEnvironment,
+    eval_settings: EpsilonGreedyEvaluation,
+    train_settings: Settings,
+    actor_class: Callable[..., Actor] = EpsilonGreedyActor,
 ) -> Actor:
     """Q agents: the greedy action, replaced by a uniformly random one with probability --eval_exploration_epsilon;
     `actor_class(network, epsilon, seed)` is a recurrent agent's own actor (it carries its LSTM state)."""
-    return actor_class(network, values['eval_exploration_epsilon'], values['seed'])
+    return actor_class(network, eval_settings.eval_exploration_epsilon, eval_settings.seed)
 
 
 def evaluate_checkpoint(
     eval_settings: Evaluation,
     agent_name: str | tuple[str, ...],
-    make_network: Callable[[VectorEnvironment, dict[str, Any]], nn.Module],
+    settings_class: type[Common],
+    make_network: Callable[[VectorEnvironment, Any], nn.Module],
     make_actor: MakeActor,
 ) -> dict[str, Any]:
     """Entry point of every eval_agent: load a checkpoint (of `agent_name`, or of one of several agents whose
-    networks are alike), play it with `make_actor`'s actor, print the scores, record an mp4, publish it when asked."""
-    values = eval_settings.flag_values()
+    networks are alike), play it with `make_actor`'s actor, print the scores, record an mp4, publish it when asked.
+    The checkpoint's saved flags are made the settings it was trained with, an instance of the agent's
+    `settings_class` (settings it predates keep their defaults), from which its environment and network are made."""
     torch.set_num_threads(1)
-    torch.manual_seed(values['seed'])  # what the actor samples with torch: IQN's taus, Rainbow's noisy layers
-    if not values['load_checkpoint_file']:
+    torch.manual_seed(eval_settings.seed)  # what the actor samples with torch: IQN's taus, Rainbow's noisy layers
+    checkpoint_file = eval_settings.load_checkpoint_file
+    if not checkpoint_file:
         raise checkpoint.CheckpointError('--load_checkpoint_file is empty: pass the path of a .ckpt file written by training')
-    loaded = checkpoint.load_checkpoint(values['load_checkpoint_file'], agent_name=agent_name, environment_name=values['environment_name'] or None)
-    train_values = loaded['flags']
-    kind = train_values.get('environment_kind')
-    if kind is None:
-        raise checkpoint.CheckpointError(f'{values["load_checkpoint_file"]} does not record its environment kind; retrain with this version')
-    record = bool(values['recording_video_dir'])
-    env = create_environment(kind, train_values, 1, values['seed'], use_python_wrappers=True, render=record)
-    network = make_network(env, train_values)
-    checkpoint.load_state(network, loaded['state']['network'], f'checkpoint {values["load_checkpoint_file"]}')
+    loaded = checkpoint.load_checkpoint(checkpoint_file, agent_name=agent_name, environment_name=eval_settings.environment_name or None)
+    if 'environment_kind' not in loaded['flags']:
+        raise checkpoint.CheckpointError(f'{checkpoint_file} does not record its environment kind; retrain with this version')
+    train_settings = settings_class().with_values(loaded['flags'])
+    record = bool(eval_settings.recording_video_dir)
+    env = create_environment(train_settings, 1, eval_settings.seed, use_python_wrappers=True, render=record)
+    network = make_network(env, train_settings)
+    checkpoint.load_state(network, loaded['state']['network'], f'checkpoint {checkpoint_file}')
     network.eval()
-    actor = make_actor(network, env, values, train_values)
+    actor = make_actor(network, env, eval_settings, train_settings)
     recorder = _RecordingActor(actor, env) if record else None
-    if values['push_to_hub']:
-        model_card.check_repository_id(values['hf_repository'])
-    played = play_episodes(recorder or actor, env, values['num_eval_steps'], values['num_eval_episodes'], max_episodes=values['max_num_episodes'])
+    if eval_settings.push_to_hub:
+        model_card.check_repository_id(eval_settings.hf_repository)
+    played = play_episodes(
+        recorder or actor, env, eval_settings.num_eval_steps, eval_settings.num_eval_episodes, max_episodes=eval_settings.max_num_episodes
+    )
     env.close()
     returns = np.array([episode_return for episode_return, _ in played['finished']])
     note = ' (no episode finished: the unfinished one is reported)' if played['partial'] else ''
     print(
-        f'{loaded["agent_name"]} on {loaded["environment_name"]}, checkpoint {values["load_checkpoint_file"]}: '
+        f'{loaded["agent_name"]} on {loaded["environment_name"]}, checkpoint {checkpoint_file}: '
         f'{len(returns)} episodes, return mean {returns.mean():.2f} std {returns.std():.2f} '
         f'min {returns.min():.2f} max {returns.max():.2f}{note}'
     )
     video = None
     if recorder is not None:
-        video = _write_video(recorder.frames, values['recording_video_dir'], loaded['agent_name'], loaded['environment_name'])
+        video = _write_video(recorder.frames, eval_settings.recording_video_dir, loaded['agent_name'], loaded['environment_name'])
         print(f'video of the first episode: {video}')
-    if values['push_to_hub']:
-        _publish(values, loaded, [] if played['partial'] else returns.tolist(), video)
+    if eval_settings.push_to_hub:
+        _publish(eval_settings, loaded, [] if played['partial'] else returns.tolist(), video)
     return {'returns': returns, 'partial': played['partial']}
 
 
@@ -108,17 +116,17 @@ class _RecordingActor:
                 self.frames.append(self.env.render())
 
 
-def _publish(values: dict[str, Any], loaded: dict[str, Any], returns: list[float], video: Optional[str]) -> None:
+def _publish(eval_settings: Evaluation, loaded: dict[str, Any], returns: list[float], video: Optional[str]) -> None:
     """eval_agent --push_to_hub: the model folder of the evaluated checkpoint (model_card.py), then its upload."""
-    repository = values['hf_repository']
-    folder = values['hub_folder'] or os.path.join('hub', repository.split('/')[1])
+    repository = eval_settings.hf_repository
+    folder = eval_settings.hub_folder or os.path.join('hub', repository.split('/')[1])
     main_spec = getattr(sys.modules['__main__'], '__spec__', None)
     package = main_spec.name.split('.')[-2] if main_spec and main_spec.name.startswith('deep_rl_zoo.') else loaded['agent_name'].lower()
     model_card.write_model_folder(
-        folder, repository_id=repository, package=package, loaded=loaded, checkpoint_path=values['load_checkpoint_file'], returns=returns, video_path=video
+        folder, repository_id=repository, package=package, loaded=loaded, checkpoint_path=eval_settings.load_checkpoint_file, returns=returns, video_path=video
     )
     print(f'model folder: {folder} (model card, checkpoint, config{", video" if video else ""})')
-    if not values['hub_upload']:
+    if not eval_settings.hub_upload:
         print(f'not uploaded (--nohub_upload); upload it with `{model_card.upload_command(repository, folder)}`')
         return
     print(f'pushed to {model_card.push_folder(folder, repository)}')

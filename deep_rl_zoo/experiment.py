@@ -54,6 +54,7 @@ import numpy as np
 from deep_rl_zoo import checkpoint, trackers
 from deep_rl_zoo.episodes import play_episodes
 from deep_rl_zoo import replay as replay_lib
+from deep_rl_zoo.settings import Settings
 
 RESTART_BEHAVIORS = ('resume', 'restart', 'overwrite')
 CHECKPOINT_KINDS = ('latest', 'best')
@@ -123,6 +124,11 @@ class RunSettings:
     save_best_after: int = 0
     save_replay: bool = False
     config_flags: Optional[dict[str, Any]] = None  # what config.json keeps as the flags, when not `flags` (see `prepare`)
+
+    @classmethod
+    def from_settings(cls, agent_name: str, settings: Settings) -> 'RunSettings':
+        """Settings from a run's settings object: it runs with `run_values()`; config.json keeps `flag_values()`."""
+        return cls.from_values(agent_name, settings.run_values(), settings.flag_values())
 
     @classmethod
     def from_values(cls, agent_name: str, values: dict[str, Any], config_flags: Optional[dict[str, Any]] = None) -> 'RunSettings':

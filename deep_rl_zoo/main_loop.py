@@ -19,7 +19,7 @@ from deep_rl_zoo.episodes import run_env_loop
 from deep_rl_zoo.experiment import Experiment, RunSettings  # re-exported: run scripts and tests import them from here
 from deep_rl_zoo.greedy_actors import EpsilonGreedyActor, PolicyGreedyActor
 from deep_rl_zoo.gym_env import VectorEnvironment
-from deep_rl_zoo.settings import Settings
+from deep_rl_zoo.settings import Common, GreedyEvaluation, ObscuredObservations, Settings
 from deep_rl_zoo.types import Actor, Agent, Learner
 
 EVAL_SEED_OFFSET = 10_000  # evaluation environments never replay the training environments' episodes
@@ -72,40 +72,41 @@ def run_single_process(
         eval_env.close()
 
 
-def prepare_process(values: dict[str, Any]) -> None:
+def prepare_process(settings: Common) -> None:
     """Seeds torch and numpy's global generators (environments are seeded by their factories) and sets the
     learner's torch threads: small MLPs run fastest on one thread; more only pay off for conv nets."""
-    torch.manual_seed(values['seed'])
-    np.random.seed(values['seed'])
-    torch.set_num_threads(values['learner_threads'])
+    torch.manual_seed(settings.seed)
+    np.random.seed(settings.seed)
+    torch.set_num_threads(settings.learner_threads)
 
 
 def create_environment(
-    kind: str, values: dict[str, Any], num_envs: int, seed: int, *, use_python_wrappers: bool = False, render: bool = False, count_rooms: bool = False
+    settings: Common, num_envs: int, seed: int, *, use_python_wrappers: bool = False, render: bool = False, count_rooms: bool = False
 ) -> VectorEnvironment:
-    """The vector environment a run's flag `values` ask for: 'classic', 'atari' or 'continuous'; observations
-    are obscured with probability `obscure_probability` when a run defines that flag (flickering Atari, DRQN). With
-    `count_rooms`, Montezuma's Revenge is built from Python wrappers (the C++ vector env does not expose the RAM) in
-    a `gym_env.RoomCounter`."""
-    if count_rooms and gym_env.is_montezuma_revenge(kind, values['environment_name']):
-        return gym_env.RoomCounter(create_environment(kind, values, num_envs, seed, use_python_wrappers=True, render=render))
+    """The vector environment of a run's `settings`, of its `environment_kind`: 'classic', 'atari' or 'continuous';
+    observations are obscured with probability `obscure_probability` for the agents that have the setting
+    (`settings.ObscuredObservations`: flickering Atari, DRQN). With `count_rooms`, Montezuma's Revenge is built from
+    Python wrappers (the C++ vector env does not expose the RAM) in a `gym_env.RoomCounter`."""
+    kind = settings.environment_kind
+    if count_rooms and gym_env.is_montezuma_revenge(kind, settings.environment_name):
+        return gym_env.RoomCounter(create_environment(settings, num_envs, seed, use_python_wrappers=True, render=render))
     options: dict[str, Any] = {'render': render}
     if kind == 'atari':
-        if values['environment_height'] != values['environment_width']:
+        if settings.environment_height != settings.environment_width:
             raise ValueError('--environment_height and --environment_width must be equal (square Atari frames)')
         options.update(
-            frame_skip=values['environment_frame_skip'],
-            frame_stack=values['environment_frame_stack'],
-            frame_size=values['environment_height'],
-            noop_max=values['max_noop_actions'],
-            max_episode_frames=values['max_episode_frames'],
-            clip_reward=values['clip_reward'],
-            repeat_action_probability=values.get('repeat_action_probability', 0.0),  # checkpoints from before the flag have none
+            frame_skip=settings.environment_frame_skip,
+            frame_stack=settings.environment_frame_stack,
+            frame_size=settings.environment_height,
+            noop_max=settings.max_noop_actions,
+            max_episode_frames=settings.max_episode_frames,
+            clip_reward=settings.clip_reward,
+            repeat_action_probability=settings.repeat_action_probability,
             use_python_wrappers=use_python_wrappers or render,
         )
-    env = gym_env.create_vector_env(kind, values['environment_name'], num_envs, seed, **options)
-    if values.get('obscure_probability', 0.0) > 0.0:
-        return gym_env.ObscuredObservations(env, values['obscure_probability'], seed)
+    env = gym_env.create_vector_env(kind, settings.environment_name, num_envs, seed, **options)
+    if isinstance(settings, ObscuredObservations) and settings.obscure_probability > 0.0:
+        return gym_env.ObscuredObservations(env, settings.obscure_probability, seed)
     return env
 
 
@@ -126,23 +127,23 @@ def learner_device() -> torch.device:
 
 
 def train_value_agent(
-    run_settings: Settings,
-    build_agent: Callable[[VectorEnvironment, dict[str, Any], torch.device], Agent],
+    run_settings: Common,
+    build_agent: Callable[[VectorEnvironment, Any, torch.device], Agent],
     make_eval_actor: Callable[[nn.Module, float, int, torch.device], Actor] = EpsilonGreedyActor,
 ) -> None:
     """Entry point of the single-process run scripts: environments and agent from the run's resolved settings
-    (`flags.resolve_settings`), then iterations. The evaluation actor is
-    `make_eval_actor(agent.online_network, eval_exploration_epsilon, seed, device)`."""
-    values = run_settings.flag_values()
-    kind = run_settings.environment_kind
-    prepare_process(values)
+    (`flags.resolve_settings`; their class also has `settings.SingleProcess`'s fields), then iterations. The agent is
+    `build_agent(train_env, run_settings, device)` (`run_settings` of the agent's own settings class); the
+    evaluation actor is `make_eval_actor(agent.online_network, eval_exploration_epsilon, seed, device)`."""
+    prepare_process(run_settings)
     device = learner_device()
-    train_env = create_environment(kind, values, values['num_envs'], values['seed'])
-    eval_env = create_environment(kind, values, 1, values['seed'] + EVAL_SEED_OFFSET)
-    agent = build_agent(train_env, values, device)
-    # Policy agents define no eval_exploration_epsilon flag (their greedy actor ignores it).
-    eval_actor = make_eval_actor(agent.online_network, values.get('eval_exploration_epsilon', 0.0), values['seed'], device)
-    experiment = Experiment(RunSettings.from_values(agent.agent_name, values), train_env)  # writes nothing yet
+    train_env = create_environment(run_settings, run_settings.num_envs, run_settings.seed)
+    eval_env = create_environment(run_settings, 1, run_settings.seed + EVAL_SEED_OFFSET)
+    agent = build_agent(train_env, run_settings, device)
+    # Policy agents have no eval_exploration_epsilon (their greedy actor ignores it).
+    eval_epsilon = run_settings.eval_exploration_epsilon if isinstance(run_settings, GreedyEvaluation) else 0.0
+    eval_actor = make_eval_actor(agent.online_network, eval_epsilon, run_settings.seed, device)
+    experiment = Experiment(RunSettings.from_settings(agent.agent_name, run_settings), train_env)  # writes nothing yet
     run_single_process(experiment, agent, train_env, eval_actor, eval_env)
 
 
@@ -361,14 +362,14 @@ def train_actors_and_learner(
     is the run's evaluation environment, whose spaces shape the learner; it is not stepped there. The evaluation actor
     is `make_eval_actor(learner.network, device)` (IMPALA's recurrent policy), by default `PolicyGreedyActor`. With
     `count_rooms` the actors' environments count the rooms of Montezuma's Revenge (see `create_environment`). The loop
-    runs with `run_settings.run_values()`; the experiment saves `run_settings.flag_values()`, which differ where the
-    agent's settings have other names (APPO's Sample Factory ones)."""
+    and the builders run with `run_settings.run_values()`; the experiment saves `run_settings.flag_values()`, which
+    differ where the agent's settings have other names (APPO's Sample Factory ones)."""
     values, config_flags = run_settings.run_values(), run_settings.flag_values()
-    kind = values['environment_kind']
+    environment_settings = run_settings.with_values(values)  # APPO: its environment as Sample Factory's settings translate
     async_settings = AsyncSettings.from_values(values) if asynchronous else None
-    prepare_process(values)
+    prepare_process(run_settings)
     num_envs = values['num_envs_per_actor']
-    eval_env = create_environment(kind, values, 1, values['seed'] + EVAL_SEED_OFFSET)
+    eval_env = create_environment(environment_settings, 1, values['seed'] + EVAL_SEED_OFFSET)
     spec = rollout_spec(eval_env, num_envs, values['unroll_length'])
     num_buffers = async_settings.num_buffers_per_actor if async_settings else 1
     try:  # before anything large is built: rollout buffers that cannot fit are refused in one line
@@ -382,12 +383,12 @@ def train_actors_and_learner(
     steps_per_update = rollouts_per_update * num_envs * values['unroll_length']
     total_updates = math.ceil(values['num_train_steps'] / steps_per_update) * values['num_iterations']
     learner = build_learner(network, eval_env, values, total_updates, device)
-    make_actor = _ActorFactory(kind, values, make_network, build_actor, count_rooms)
+    make_actor = _ActorFactory(environment_settings, values, make_network, build_actor, count_rooms)
     if make_eval_actor is not None:
         eval_actor = make_eval_actor(learner.network, device)
     else:
         eval_actor = PolicyGreedyActor(learner.network, device, *action_bounds(eval_env))
-    experiment = Experiment(RunSettings.from_values(learner.agent_name, values, config_flags), eval_env)  # writes nothing yet
+    experiment = Experiment(RunSettings.from_settings(learner.agent_name, run_settings), eval_env)  # writes nothing yet
     run_actors_and_learner(
         experiment, learner, make_actor, spec, values['num_actors'], values['actors_on_gpu'], eval_actor, eval_env, async_settings, values['restart_actors']
     )
@@ -399,7 +400,7 @@ class _ActorFactory:
 
     A picklable object rather than a closure, so GPU actors can be spawned."""
 
-    kind: str
+    environment_settings: Common
     values: dict[str, Any]
     make_network: Callable[[VectorEnvironment, dict[str, Any]], nn.Module]
     build_actor: Callable[..., distributed.RolloutActor]
@@ -408,7 +409,7 @@ class _ActorFactory:
     def __call__(self, actor_id: int, device: torch.device) -> distributed.RolloutActor:
         num_envs = self.values['num_envs_per_actor']
         seed = self.values['seed'] + actor_id * num_envs  # every environment of the run has its own seed
-        env = create_environment(self.kind, self.values, num_envs, seed, count_rooms=self.count_rooms)
+        env = create_environment(self.environment_settings, num_envs, seed, count_rooms=self.count_rooms)
         return self.build_actor(self.make_network(env, self.values), env, self.values, seed, device)
 
 

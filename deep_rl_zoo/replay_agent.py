@@ -32,6 +32,7 @@ from deep_rl_zoo.greedy_actors import as_tensor, epsilon_greedy
 from deep_rl_zoo.gym_env import VectorEnvironment, VectorStep
 from deep_rl_zoo.networks.common import bf16_torsos
 from deep_rl_zoo.schedule import LinearSchedule
+from deep_rl_zoo.settings import Replay, ValueLearning
 
 
 class TransitionBatch(NamedTuple):
@@ -197,34 +198,35 @@ def frozen_copy(network: nn.Module) -> nn.Module:
     return target
 
 
-def build_replay(env: VectorEnvironment, values: dict[str, Any], prioritized: bool = False, num_streams: int | None = None) -> replay_lib.UniformReplay:
-    """The replay of a run's flag values: uniform, or proportional prioritized (`settings.PrioritizedReplay`);
-    one stream per environment of `env`, or `num_streams` (a learner fed by several actors' environments)."""
+def build_replay(env: VectorEnvironment, settings: Replay, prioritized: bool = False, num_streams: int | None = None) -> replay_lib.UniformReplay:
+    """The replay of a run's `settings` (`settings.Replay` with `settings.Common`'s): uniform, or proportional
+    prioritized (`settings.PrioritizedReplay`); one stream per environment of `env`, or `num_streams` (a learner fed
+    by several actors' environments)."""
     observation_space = env.single_observation_space
-    frame_stack = values.get('environment_frame_stack', 1)
-    need = replay_lib.uniform_replay_bytes(values['replay_capacity'], observation_space.shape, observation_space.dtype, frame_stack, values['compress_replay'])
+    frame_stack = settings.environment_frame_stack if settings.environment_kind == 'atari' else 1  # only Atari's observations are frame stacks
+    need = replay_lib.uniform_replay_bytes(settings.replay_capacity, observation_space.shape, observation_space.dtype, frame_stack, settings.compress_replay)
     available = distributed.available_memory_bytes()
     if need > available:
-        compress = '' if values['compress_replay'] else ' or pass --compress_replay'
+        compress = '' if settings.compress_replay else ' or pass --compress_replay'
         raise ValueError(
-            f'--replay_capacity={values["replay_capacity"]:,}: the replay would need {need / 2**30:,.1f} GiB of memory but {available / 2**30:,.1f} GiB '
+            f'--replay_capacity={settings.replay_capacity:,}: the replay would need {need / 2**30:,.1f} GiB of memory but {available / 2**30:,.1f} GiB '
             f'is available: lower it{compress}'
         )
     options = dict(
-        capacity=values['replay_capacity'],
+        capacity=settings.replay_capacity,
         observation_shape=observation_space.shape,
         observation_dtype=observation_space.dtype,
-        n_step=values['n_step'],
-        discount=values['discount'],
+        n_step=settings.n_step,
+        discount=settings.discount,
         num_streams=env.num_envs if num_streams is None else num_streams,
         frame_stack=frame_stack,
-        compress=values['compress_replay'],
-        seed=values['seed'],
+        compress=settings.compress_replay,
+        seed=settings.seed,
     )
     if not prioritized:
         return replay_lib.UniformReplay(**options)
     return replay_lib.PrioritizedReplay(
-        priority_exponent=values['priority_exponent'], priority_eps=values['priority_eps'], **options
+        priority_exponent=settings.priority_exponent, priority_eps=settings.priority_eps, **options
     )
 
 
@@ -232,40 +234,40 @@ def build_agent(
     agent_class: type[ReplayAgent],
     network: nn.Module,
     env: VectorEnvironment,
-    values: dict[str, Any],
+    settings: ValueLearning,
     device: torch.device,
     prioritized: bool = False,
     replay: Any = None,
     **agent_options: Any,
 ) -> ReplayAgent:
-    """An `agent_class` for `env` from the run's flag values (`settings.ValueLearning` and friends);
-    `replay` replaces the one `build_replay` would make (e.g. DRQN's sequence replay); `agent_options` are
-    the algorithm's own constructor arguments (e.g. the atoms of C51)."""
+    """An `agent_class` for `env` from the run's `settings` (its agent's class: `settings.ValueLearning` and, with
+    `prioritized`, `settings.PrioritizedReplay`); `replay` replaces the one `build_replay` would make (e.g. DRQN's
+    sequence replay); `agent_options` are the algorithm's own constructor arguments (e.g. the atoms of C51)."""
     importance_sampling_exponent = None
     if prioritized:
         importance_sampling_exponent = LinearSchedule(
-            values['importance_sampling_exponent_begin_value'],
-            values['importance_sampling_exponent_end_value'],
-            values['importance_sampling_exponent_decay_step'],
+            settings.importance_sampling_exponent_begin_value,
+            settings.importance_sampling_exponent_end_value,
+            settings.importance_sampling_exponent_decay_step,
         )
     return agent_class(
         network=network,
-        optimizer=torch.optim.Adam(network.parameters(), lr=values['learning_rate'], eps=values['adam_eps'], fused=True),
-        replay=build_replay(env, values, prioritized) if replay is None else replay,
+        optimizer=torch.optim.Adam(network.parameters(), lr=settings.learning_rate, eps=settings.adam_eps, fused=True),
+        replay=build_replay(env, settings, prioritized) if replay is None else replay,
         exploration_epsilon=LinearSchedule(
-            values['exploration_epsilon_begin_value'],
-            values['exploration_epsilon_end_value'],
-            values['exploration_epsilon_decay_step'],
+            settings.exploration_epsilon_begin_value,
+            settings.exploration_epsilon_end_value,
+            settings.exploration_epsilon_decay_step,
         ),
-        min_replay_size=values['min_replay_size'],
-        learn_interval=values['learn_interval'],
-        target_network_update_interval=values['target_network_update_interval'],
-        batch_size=values['batch_size'],
-        max_grad_norm=values['max_grad_norm'],
-        terminal_on_life_loss=values.get('terminal_on_life_loss', False),
-        seed=values['seed'],
+        min_replay_size=settings.min_replay_size,
+        learn_interval=settings.learn_interval,
+        target_network_update_interval=settings.target_network_update_interval,
+        batch_size=settings.batch_size,
+        max_grad_norm=settings.max_grad_norm,
+        terminal_on_life_loss=settings.environment_kind == 'atari' and settings.terminal_on_life_loss,  # only Atari games have lives
+        seed=settings.seed,
         device=device,
         importance_sampling_exponent=importance_sampling_exponent,
-        bf16_learning=values.get('bf16_learning', False),
+        bf16_learning=settings.bf16_learning,
         **agent_options,
     )

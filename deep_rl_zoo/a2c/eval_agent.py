@@ -6,12 +6,13 @@ scores and record an mp4.
 
 from deep_rl_zoo import evaluation, flags, settings
 from deep_rl_zoo.a2c.agent import make_network
+from deep_rl_zoo.a2c.settings import A2cSettings
 
 flags.define_settings(settings.EVALUATION)
 
 
 def main(eval_settings: settings.Evaluation) -> None:
-    evaluation.evaluate_checkpoint(eval_settings, ('A2C', 'A2C-grad'), make_network, evaluation.most_likely_action)
+    evaluation.evaluate_checkpoint(eval_settings, ('A2C', 'A2C-grad'), A2cSettings, lambda env, train_settings: make_network(env, train_settings.flag_values()), evaluation.most_likely_action)
 
 
 if __name__ == '__main__':

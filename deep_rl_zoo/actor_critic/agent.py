@@ -171,7 +171,7 @@ def build_agent(network: nn.Module, env: VectorEnvironment, values: dict[str, An
     )
 
 
-def make_network(env: VectorEnvironment, values: dict[str, Any]) -> nn.Module:
+def make_network(env: VectorEnvironment, settings: ActorCriticSettings) -> nn.Module:
     """One Nature CNN torso under both heads for Atari frame stacks, separate tanh MLPs for vector observations."""
     return actor_critic_for(env, 'actor-critic')
 
@@ -180,5 +180,7 @@ def make_network(env: VectorEnvironment, values: dict[str, Any]) -> nn.Module:
 def train(run_settings: ActorCriticSettings) -> None:
     """Entry point of the actor-critic run scripts: environments, agent and iterations from the run's settings."""
     main_loop.train_value_agent(
-        run_settings, lambda env, values, device: build_agent(make_network(env, values), env, values, device), make_eval_actor=greedy_policy_actor
+        run_settings,
+        lambda env, settings, device: build_agent(make_network(env, settings), env, settings.flag_values(), device),  # build_agent: to convert (issue 23)
+        make_eval_actor=greedy_policy_actor,
     )

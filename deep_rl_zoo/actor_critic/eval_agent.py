@@ -5,12 +5,13 @@
 
 from deep_rl_zoo import evaluation, flags, settings
 from deep_rl_zoo.actor_critic.agent import make_network
+from deep_rl_zoo.actor_critic.settings import ActorCriticSettings
 
 flags.define_settings(settings.EVALUATION)
 
 
 def main(eval_settings: settings.Evaluation) -> None:
-    evaluation.evaluate_checkpoint(eval_settings, 'ActorCritic', make_network, evaluation.most_likely_action)
+    evaluation.evaluate_checkpoint(eval_settings, 'ActorCritic', ActorCriticSettings, make_network, evaluation.most_likely_action)
 
 
 if __name__ == '__main__':

@@ -9,14 +9,15 @@ settings come from the checkpoint).
 
 from deep_rl_zoo import evaluation, flags, settings
 from deep_rl_zoo.agent57 import agent
+from deep_rl_zoo.agent57.settings import Agent57Settings
 
 flags.define_settings(settings.EPSILON_GREEDY_EVALUATION)
 
 
 def main(eval_settings: settings.Evaluation) -> None:
     evaluation.evaluate_checkpoint(
-        eval_settings, 'Agent57', agent.make_network,
-        lambda network, env, values, train_values: agent.eval_policy(network, train_values, values['eval_exploration_epsilon'], values['seed']),
+        eval_settings, 'Agent57', Agent57Settings, lambda env, train_settings: agent.make_network(env, train_settings.flag_values()),
+        lambda network, env, eval_settings, train_settings: agent.eval_policy(network, train_settings.flag_values(), eval_settings.eval_exploration_epsilon, eval_settings.seed),
     )
 
 

@@ -8,22 +8,23 @@ mp4; --policy_index picks one of several policies.
 from deep_rl_zoo import evaluation, flags
 from deep_rl_zoo.appo import sample_factory_config, settings
 from deep_rl_zoo.appo.agent import greedy_actor, make_network
+from deep_rl_zoo.appo.settings import AppoSettings
 
 flags.define_settings(settings.EVALUATION)
 
 
-def chosen_policy_actor(network, env, values, train_values):
+def chosen_policy_actor(network, env, eval_settings, train_settings):
     """The most likely action of the policy --policy_index (recurrent or not)."""
-    if values['policy_index'] >= len(network):
-        raise ValueError(f'--policy_index={values["policy_index"]}: the checkpoint holds {len(network)} policies (0 .. {len(network) - 1})')
-    network.eval_policy = values['policy_index']
+    if eval_settings.policy_index >= len(network):
+        raise ValueError(f'--policy_index={eval_settings.policy_index}: the checkpoint holds {len(network)} policies (0 .. {len(network) - 1})')
+    network.eval_policy = eval_settings.policy_index
     return greedy_actor(network)
 
 
 def main(eval_settings: settings.AppoEvaluation) -> None:
     if eval_settings.environment_name:
         eval_settings = eval_settings.replace(environment_name=sample_factory_config.atari_environment_name(eval_settings.environment_name))
-    evaluation.evaluate_checkpoint(eval_settings, 'APPO', make_network, chosen_policy_actor)
+    evaluation.evaluate_checkpoint(eval_settings, 'APPO', AppoSettings, lambda env, train_settings: make_network(env, train_settings.flag_values()), chosen_policy_actor)
 
 
 if __name__ == '__main__':

@@ -11,8 +11,6 @@ projects them back onto the support (eq. 7, Phi) and minimises the cross-entropy
 Acting, replay and the update schedule are shared with the whole family (`deep_rl_zoo.replay_agent`).
 """
 
-from typing import Any
-
 import torch
 from torch import nn
 
@@ -20,6 +18,7 @@ from deep_rl_zoo import main_loop, replay_agent, value_learning
 from deep_rl_zoo.gym_env import VectorEnvironment
 from deep_rl_zoo.networks.value import CategoricalQNetwork, categorical_support, mlp_c51_network, nature_cnn_c51_network
 from deep_rl_zoo.c51_dqn.settings import C51Settings
+from deep_rl_zoo.settings import Categorical
 
 
 class C51(replay_agent.ReplayAgent):
@@ -38,27 +37,26 @@ class C51(replay_agent.ReplayAgent):
         return output.loss, output.extra.kl_divergence
 
 
-def build_c51(network: nn.Module, env: VectorEnvironment, values: dict[str, Any], device: torch.device) -> C51:
-    """A C51 agent for `env` from the run's flag values (`C51Settings`)."""
-    return replay_agent.build_agent(C51, network, env, values, device)
+def build_c51(network: nn.Module, env: VectorEnvironment, settings: C51Settings, device: torch.device) -> C51:
+    """A C51 agent for `env` from the run's `settings`."""
+    return replay_agent.build_agent(C51, network, env, settings, device)
 
 
-def support_of(values: dict[str, Any]) -> torch.Tensor:
+def support_of(settings: Categorical) -> torch.Tensor:
     """The atoms of --num_atoms, --v_min and --v_max."""
-    if not values['v_min'] < values['v_max']:
-        raise ValueError(f'--v_min ({values["v_min"]}) must be below --v_max ({values["v_max"]})')
-    return categorical_support(values['v_min'], values['v_max'], values['num_atoms'])
+    if not settings.v_min < settings.v_max:
+        raise ValueError(f'--v_min ({settings.v_min}) must be below --v_max ({settings.v_max})')
+    return categorical_support(settings.v_min, settings.v_max, settings.num_atoms)
 
 
-def make_network(env: VectorEnvironment, values: dict[str, Any]) -> CategoricalQNetwork:
+def make_network(env: VectorEnvironment, settings: Categorical) -> CategoricalQNetwork:
     """The Nature CNN for Atari frame stacks, an MLP for vector observations, with --num_atoms logits per action."""
     observation_shape, num_actions = env.single_observation_space.shape, env.single_action_space.n
     if len(observation_shape) == 3:
-        return nature_cnn_c51_network(num_actions, support_of(values), observation_shape[0])
-    return mlp_c51_network(observation_shape[0], num_actions, support_of(values))
+        return nature_cnn_c51_network(num_actions, support_of(settings), observation_shape[0])
+    return mlp_c51_network(observation_shape[0], num_actions, support_of(settings))
 
 
 def train(run_settings: C51Settings) -> None:
     """Entry point of C51's run scripts: environments, agent and iterations from the run's settings."""
-    main_loop.train_value_agent(
-run_settings, lambda env, values, device: build_c51(make_network(env, values), env, values, device))
+    main_loop.train_value_agent(run_settings, lambda env, settings, device: build_c51(make_network(env, settings), env, settings, device))

@@ -5,12 +5,13 @@
 
 from deep_rl_zoo import evaluation, flags, settings
 from deep_rl_zoo.c51_dqn.agent import make_network
+from deep_rl_zoo.c51_dqn.settings import C51Settings
 
 flags.define_settings(settings.EPSILON_GREEDY_EVALUATION)
 
 
 def main(eval_settings: settings.Evaluation) -> None:
-    evaluation.evaluate_checkpoint(eval_settings, 'C51', make_network, evaluation.epsilon_greedy)
+    evaluation.evaluate_checkpoint(eval_settings, 'C51', C51Settings, make_network, evaluation.epsilon_greedy)
 
 
 if __name__ == '__main__':

@@ -10,8 +10,6 @@ and minimises huber(Y - Q(s, a; theta)) exactly as DQN does. Everything else (ac
 update schedule, target refreshes) is DQN's (`deep_rl_zoo.replay_agent`).
 """
 
-from typing import Any
-
 import torch
 from torch import nn
 
@@ -38,13 +36,13 @@ class DoubleDqn(replay_agent.ReplayAgent):
         return output.loss, output.extra.td_error.abs()
 
 
-def build_double_dqn(network: nn.Module, env: VectorEnvironment, values: dict[str, Any], device: torch.device) -> DoubleDqn:
-    """A Double DQN agent for `env` from the run's flag values (`DoubleDqnSettings`)."""
-    return replay_agent.build_agent(DoubleDqn, network, env, values, device)
+def build_double_dqn(network: nn.Module, env: VectorEnvironment, settings: DoubleDqnSettings, device: torch.device) -> DoubleDqn:
+    """A Double DQN agent for `env` from the run's `settings`."""
+    return replay_agent.build_agent(DoubleDqn, network, env, settings, device)
 
 
 def train(run_settings: DoubleDqnSettings) -> None:
     """Entry point of Double DQN's run scripts: environments, agent and iterations from the run's settings."""
     main_loop.train_value_agent(
-        run_settings, lambda env, values, device: build_double_dqn(make_network(env, values), env, values, device)
+        run_settings, lambda env, settings, device: build_double_dqn(make_network(env, settings), env, settings, device)
     )

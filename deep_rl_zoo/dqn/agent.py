@@ -11,8 +11,6 @@ builds n-step returns instead of the one-step reward (Sutton 1988), a common ext
 Acting, replay and the update schedule are shared with the whole family (`deep_rl_zoo.replay_agent`).
 """
 
-from typing import Any
-
 import torch
 from torch import nn
 
@@ -20,6 +18,7 @@ from deep_rl_zoo import main_loop, replay_agent, value_learning
 from deep_rl_zoo.gym_env import VectorEnvironment
 from deep_rl_zoo.networks.value import mlp_q_network, nature_cnn_q_network
 from deep_rl_zoo.dqn.settings import DqnSettings
+from deep_rl_zoo.settings import ValueLearning
 
 
 class Dqn(replay_agent.ReplayAgent):
@@ -36,13 +35,14 @@ class Dqn(replay_agent.ReplayAgent):
         return output.loss, output.extra.td_error.abs()
 
 
-def build_dqn(network: nn.Module, env: VectorEnvironment, values: dict[str, Any], device: torch.device) -> Dqn:
-    """A DQN agent for `env` from the run's flag values (`DqnSettings`)."""
-    return replay_agent.build_agent(Dqn, network, env, values, device)
+def build_dqn(network: nn.Module, env: VectorEnvironment, settings: DqnSettings, device: torch.device) -> Dqn:
+    """A DQN agent for `env` from the run's `settings`."""
+    return replay_agent.build_agent(Dqn, network, env, settings, device)
 
 
-def make_network(env: VectorEnvironment, values: dict[str, Any]) -> nn.Module:
-    """The Nature CNN for Atari frame stacks, an MLP for vector observations (no flag changes the network)."""
+def make_network(env: VectorEnvironment, settings: ValueLearning) -> nn.Module:
+    """The Nature CNN for Atari frame stacks, an MLP for vector observations (no setting changes the network; Double and
+    prioritized DQN's too)."""
     observation_shape, num_actions = env.single_observation_space.shape, env.single_action_space.n
     if len(observation_shape) == 3:
         return nature_cnn_q_network(num_actions, observation_shape[0])
@@ -51,5 +51,4 @@ def make_network(env: VectorEnvironment, values: dict[str, Any]) -> nn.Module:
 
 def train(run_settings: DqnSettings) -> None:
     """Entry point of DQN's run scripts: environments, agent and iterations from the run's settings."""
-    main_loop.train_value_agent(
-run_settings, lambda env, values, device: build_dqn(make_network(env, values), env, values, device))
+    main_loop.train_value_agent(run_settings, lambda env, settings, device: build_dqn(make_network(env, settings), env, settings, device))

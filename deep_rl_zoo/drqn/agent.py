@@ -131,8 +131,8 @@ class Drqn(replay_agent.ReplayAgent):
         return torch.cat([q_burn_in, q_rest])
 
 
-def build_drqn(network: nn.Module, env: VectorEnvironment, values: dict[str, Any], device: torch.device) -> Drqn:
-    """A DRQN agent from the run's flag values (`DrqnSettings`).
+def build_drqn(network: nn.Module, env: VectorEnvironment, settings: DrqnSettings, device: torch.device) -> Drqn:
+    """A DRQN agent from the run's `settings`.
 
     Sequences are burn_in + unroll_length steps long and start ceil(unroll_length / 2) steps apart in an episode
     (the learned parts of consecutive ones overlap by half), so each step is learned from in about two sequences
@@ -140,24 +140,24 @@ def build_drqn(network: nn.Module, env: VectorEnvironment, values: dict[str, Any
     replay_capacity / ceil(unroll_length / 2) sequences); `batch_size` counts sequences. Each sequence keeps the
     acting LSTM state (h, c) before its first step.
     """
-    sequence_length, overlap = sequence_layout(values['burn_in'], values['unroll_length'])
+    sequence_length, overlap = sequence_layout(settings.burn_in, settings.unroll_length)
     observation_space = env.single_observation_space
     replay = replay_lib.SequenceReplay(
-        capacity=max(1, values['replay_capacity'] // (sequence_length - overlap)),
+        capacity=max(1, settings.replay_capacity // (sequence_length - overlap)),
         sequence_length=sequence_length,
         overlap=overlap,
         observation_shape=observation_space.shape,
         observation_dtype=observation_space.dtype,
-        discount=values['discount'],
+        discount=settings.discount,
         num_streams=env.num_envs,
-        compress=values['compress_replay'],
-        seed=values['seed'],
+        compress=settings.compress_replay,
+        seed=settings.seed,
         state_size=2 * network.hidden_size,
     )
-    return replay_agent.build_agent(Drqn, network, env, values, device, replay=replay, burn_in=values['burn_in'])
+    return replay_agent.build_agent(Drqn, network, env, settings, device, replay=replay, burn_in=settings.burn_in)
 
 
-def make_network(env: VectorEnvironment, values: dict[str, Any]) -> nn.Module:
+def make_network(env: VectorEnvironment, settings: DrqnSettings) -> nn.Module:
     """The paper's conv + LSTM network on single Atari frames; a small MLP + LSTM for vector observations."""
     observation_shape, num_actions = env.single_observation_space.shape, env.single_action_space.n
     if len(observation_shape) == 3:
@@ -169,6 +169,6 @@ def train(run_settings: DrqnSettings) -> None:
     """Entry point of DRQN's run scripts: environments, agent and iterations from the run's settings."""
     main_loop.train_value_agent(
         run_settings,
-        lambda env, values, device: build_drqn(make_network(env, values), env, values, device),
+        lambda env, settings, device: build_drqn(make_network(env, settings), env, settings, device),
         make_eval_actor=RecurrentEpsilonGreedyActor,
     )

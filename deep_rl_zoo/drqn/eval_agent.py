@@ -10,12 +10,13 @@ import functools
 from deep_rl_zoo import evaluation, flags, settings
 from deep_rl_zoo.drqn.agent import make_network
 from deep_rl_zoo.greedy_actors import RecurrentEpsilonGreedyActor
+from deep_rl_zoo.drqn.settings import DrqnSettings
 
 flags.define_settings(settings.EPSILON_GREEDY_EVALUATION)
 
 
 def main(eval_settings: settings.Evaluation) -> None:
-    evaluation.evaluate_checkpoint(eval_settings, 'DRQN', make_network, functools.partial(evaluation.epsilon_greedy, actor_class=RecurrentEpsilonGreedyActor))
+    evaluation.evaluate_checkpoint(eval_settings, 'DRQN', DrqnSettings, make_network, functools.partial(evaluation.epsilon_greedy, actor_class=RecurrentEpsilonGreedyActor))
 
 
 if __name__ == '__main__':

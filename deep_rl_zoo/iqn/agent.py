@@ -61,25 +61,25 @@ class Iqn(replay_agent.ReplayAgent):
         return output.loss, output.loss.detach()
 
 
-def build_iqn(network: ImplicitQuantileNetwork, env: VectorEnvironment, values: dict[str, Any], device: torch.device) -> Iqn:
-    """An IQN agent for `env` from the run's flag values (`IqnSettings`)."""
+def build_iqn(network: ImplicitQuantileNetwork, env: VectorEnvironment, settings: IqnSettings, device: torch.device) -> Iqn:
+    """An IQN agent for `env` from the run's `settings`."""
     return replay_agent.build_agent(
         Iqn,
         network,
         env,
-        values,
+        settings,
         device,
-        huber_param=values['huber_param'],
-        tau_samples_s_tm1=values['tau_samples_s_tm1'],
-        tau_samples_s_t=values['tau_samples_s_t'],
-        tau_samples_policy=values['tau_samples_policy'],
+        huber_param=settings.huber_param,
+        tau_samples_s_tm1=settings.tau_samples_s_tm1,
+        tau_samples_s_t=settings.tau_samples_s_t,
+        tau_samples_policy=settings.tau_samples_policy,
     )
 
 
-def make_network(env: VectorEnvironment, values: dict[str, Any]) -> ImplicitQuantileNetwork:
+def make_network(env: VectorEnvironment, settings: IqnSettings) -> ImplicitQuantileNetwork:
     """Nature DQN's convs and a 512-unit head for Atari frame stacks, a small MLP for vector observations."""
     observation_shape, num_actions = env.single_observation_space.shape, env.single_action_space.n
-    embedding = (values['tau_embed_dim'], values['tau_samples_policy'])
+    embedding = (settings.tau_embed_dim, settings.tau_samples_policy)
     if len(observation_shape) == 3:
         return nature_cnn_iqn_network(num_actions, *embedding, observation_shape[0])
     return mlp_iqn_network(observation_shape[0], num_actions, *embedding)
@@ -87,5 +87,4 @@ def make_network(env: VectorEnvironment, values: dict[str, Any]) -> ImplicitQuan
 
 def train(run_settings: IqnSettings) -> None:
     """Entry point of IQN's run scripts: environments, agent and iterations from the run's settings."""
-    main_loop.train_value_agent(
-run_settings, lambda env, values, device: build_iqn(make_network(env, values), env, values, device))
+    main_loop.train_value_agent(run_settings, lambda env, settings, device: build_iqn(make_network(env, settings), env, settings, device))

@@ -6,12 +6,13 @@ record an mp4.
 
 from deep_rl_zoo import evaluation, flags, settings
 from deep_rl_zoo.iqn.agent import make_network
+from deep_rl_zoo.iqn.settings import IqnSettings
 
 flags.define_settings(settings.EPSILON_GREEDY_EVALUATION)
 
 
 def main(eval_settings: settings.Evaluation) -> None:
-    evaluation.evaluate_checkpoint(eval_settings, 'IQN', make_network, evaluation.epsilon_greedy)
+    evaluation.evaluate_checkpoint(eval_settings, 'IQN', IqnSettings, make_network, evaluation.epsilon_greedy)
 
 
 if __name__ == '__main__':

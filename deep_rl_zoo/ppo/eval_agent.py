@@ -6,12 +6,13 @@ and record an mp4.
 
 from deep_rl_zoo import evaluation, flags, settings
 from deep_rl_zoo.ppo.agent import make_network
+from deep_rl_zoo.ppo.settings import PpoSettings
 
 flags.define_settings(settings.EVALUATION)
 
 
 def main(eval_settings: settings.Evaluation) -> None:
-    evaluation.evaluate_checkpoint(eval_settings, 'PPO', make_network, evaluation.most_likely_action)
+    evaluation.evaluate_checkpoint(eval_settings, 'PPO', PpoSettings, lambda env, train_settings: make_network(env, train_settings.flag_values()), evaluation.most_likely_action)
 
 
 if __name__ == '__main__':

@@ -189,7 +189,7 @@ def build_learner(network: nn.Module, env: VectorEnvironment, values: dict[str, 
     its normaliser initialised in environments of its own."""
     kind, seed = values['environment_kind'], values['seed'] + RND_INIT_SEED_OFFSET
     rnd = rnd_for(kind, env.single_observation_space.shape)
-    normalizer_env = main_loop.create_environment(kind, values, values['num_envs_per_actor'], seed)
+    normalizer_env = main_loop.create_environment(PpoRndSettings().with_values(values), values['num_envs_per_actor'], seed)
     initialize_observation_normalizer(rnd, normalizer_env, values['rnd_init_steps'], seed)
     normalizer_env.close()
     return PpoRndLearner(

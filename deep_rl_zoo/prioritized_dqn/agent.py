@@ -12,8 +12,6 @@ then stores the new |delta_i| as the sampled transitions' priorities (line 12). 
 each sample's loss before the mean (`deep_rl_zoo.replay_agent`); the sum tree is `replay.PrioritizedReplay`.
 """
 
-from typing import Any
-
 import torch
 from torch import nn
 
@@ -41,14 +39,14 @@ class PrioritizedDqn(replay_agent.ReplayAgent):
 
 
 def build_prioritized_dqn(
-    network: nn.Module, env: VectorEnvironment, values: dict[str, Any], device: torch.device
+    network: nn.Module, env: VectorEnvironment, settings: PrioritizedDqnSettings, device: torch.device
 ) -> PrioritizedDqn:
-    """A prioritized DQN agent from the run's flag values (`PrioritizedDqnSettings`)."""
-    return replay_agent.build_agent(PrioritizedDqn, network, env, values, device, prioritized=True)
+    """A prioritized DQN agent from the run's `settings`."""
+    return replay_agent.build_agent(PrioritizedDqn, network, env, settings, device, prioritized=True)
 
 
 def train(run_settings: PrioritizedDqnSettings) -> None:
     """Entry point of prioritized DQN's run scripts: environments, agent and iterations from the run's settings."""
     main_loop.train_value_agent(
-        run_settings, lambda env, values, device: build_prioritized_dqn(make_network(env, values), env, values, device)
+        run_settings, lambda env, settings, device: build_prioritized_dqn(make_network(env, settings), env, settings, device)
     )

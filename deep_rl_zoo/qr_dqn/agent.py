@@ -44,20 +44,19 @@ class QrDqn(replay_agent.ReplayAgent):
         return output.loss, output.loss.detach()
 
 
-def build_qr_dqn(network: nn.Module, env: VectorEnvironment, values: dict[str, Any], device: torch.device) -> QrDqn:
-    """A QR-DQN agent for `env` from the run's flag values (`QrDqnSettings`)."""
-    return replay_agent.build_agent(QrDqn, network, env, values, device, huber_param=values['huber_param'])
+def build_qr_dqn(network: nn.Module, env: VectorEnvironment, settings: QrDqnSettings, device: torch.device) -> QrDqn:
+    """A QR-DQN agent for `env` from the run's `settings`."""
+    return replay_agent.build_agent(QrDqn, network, env, settings, device, huber_param=settings.huber_param)
 
 
-def make_network(env: VectorEnvironment, values: dict[str, Any]) -> QuantileQNetwork:
+def make_network(env: VectorEnvironment, settings: QrDqnSettings) -> QuantileQNetwork:
     """The Nature CNN for Atari frame stacks, an MLP for vector observations, with --num_quantiles per action."""
     observation_shape, num_actions = env.single_observation_space.shape, env.single_action_space.n
     if len(observation_shape) == 3:
-        return nature_cnn_quantile_q_network(num_actions, values['num_quantiles'], observation_shape[0])
-    return mlp_quantile_q_network(observation_shape[0], num_actions, values['num_quantiles'])
+        return nature_cnn_quantile_q_network(num_actions, settings.num_quantiles, observation_shape[0])
+    return mlp_quantile_q_network(observation_shape[0], num_actions, settings.num_quantiles)
 
 
 def train(run_settings: QrDqnSettings) -> None:
     """Entry point of QR-DQN's run scripts: environments, agent and iterations from the run's settings."""
-    main_loop.train_value_agent(
-run_settings, lambda env, values, device: build_qr_dqn(make_network(env, values), env, values, device))
+    main_loop.train_value_agent(run_settings, lambda env, settings, device: build_qr_dqn(make_network(env, settings), env, settings, device))

@@ -9,12 +9,13 @@ import functools
 
 from deep_rl_zoo import evaluation, flags, settings
 from deep_rl_zoo.r2d2.agent import R2d2Policy, make_network
+from deep_rl_zoo.r2d2.settings import R2d2Settings
 
 flags.define_settings(settings.EPSILON_GREEDY_EVALUATION)
 
 
 def main(eval_settings: settings.Evaluation) -> None:
-    evaluation.evaluate_checkpoint(eval_settings, 'R2D2', make_network, functools.partial(evaluation.epsilon_greedy, actor_class=R2d2Policy))
+    evaluation.evaluate_checkpoint(eval_settings, 'R2D2', R2d2Settings, lambda env, train_settings: make_network(env, train_settings.flag_values()), functools.partial(evaluation.epsilon_greedy, actor_class=R2d2Policy))
 
 
 if __name__ == '__main__':

@@ -17,8 +17,6 @@ The noise is drawn afresh on every forward pass: the online network's pass at s_
 noise than its pass at s_tm1, and the target network its own.
 """
 
-from typing import Any
-
 import torch
 from torch import nn
 
@@ -53,20 +51,19 @@ class Rainbow(replay_agent.ReplayAgent):
         return {**super().agent_statistics(), 'noisy_weight_sigma': torch.cat(sigmas).mean().item()}
 
 
-def build_rainbow(network: nn.Module, env: VectorEnvironment, values: dict[str, Any], device: torch.device) -> Rainbow:
-    """A Rainbow agent for `env` from the run's flag values (value learning, prioritized replay, categorical)."""
-    return replay_agent.build_agent(Rainbow, network, env, values, device, prioritized=True)
+def build_rainbow(network: nn.Module, env: VectorEnvironment, settings: RainbowSettings, device: torch.device) -> Rainbow:
+    """A Rainbow agent for `env` from the run's `settings` (value learning, prioritized replay, categorical)."""
+    return replay_agent.build_agent(Rainbow, network, env, settings, device, prioritized=True)
 
 
-def make_network(env: VectorEnvironment, values: dict[str, Any]) -> RainbowQNetwork:
+def make_network(env: VectorEnvironment, settings: RainbowSettings) -> RainbowQNetwork:
     """Noisy dueling categorical streams on the Nature CNN's convolutions for Atari, on one hidden layer otherwise."""
     observation_shape, num_actions = env.single_observation_space.shape, env.single_action_space.n
     if len(observation_shape) == 3:
-        return nature_cnn_rainbow_network(num_actions, support_of(values), observation_shape[0], values['noisy_sigma'])
-    return mlp_rainbow_network(observation_shape[0], num_actions, support_of(values), values['noisy_sigma'])
+        return nature_cnn_rainbow_network(num_actions, support_of(settings), observation_shape[0], settings.noisy_sigma)
+    return mlp_rainbow_network(observation_shape[0], num_actions, support_of(settings), settings.noisy_sigma)
 
 
 def train(run_settings: RainbowSettings) -> None:
     """Entry point of Rainbow's run scripts: environments, agent and iterations from the run's settings."""
-    main_loop.train_value_agent(
-run_settings, lambda env, values, device: build_rainbow(make_network(env, values), env, values, device))
+    main_loop.train_value_agent(run_settings, lambda env, settings, device: build_rainbow(make_network(env, settings), env, settings, device))

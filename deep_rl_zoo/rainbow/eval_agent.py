@@ -9,12 +9,13 @@ uniformly random actions on top.
 
 from deep_rl_zoo import evaluation, flags, settings
 from deep_rl_zoo.rainbow.agent import make_network
+from deep_rl_zoo.rainbow.settings import RainbowSettings
 
 flags.define_settings(settings.EPSILON_GREEDY_EVALUATION.replace(eval_exploration_epsilon=0.0))
 
 
 def main(eval_settings: settings.Evaluation) -> None:
-    evaluation.evaluate_checkpoint(eval_settings, 'Rainbow', make_network, evaluation.epsilon_greedy)
+    evaluation.evaluate_checkpoint(eval_settings, 'Rainbow', RainbowSettings, make_network, evaluation.epsilon_greedy)
 
 
 if __name__ == '__main__':

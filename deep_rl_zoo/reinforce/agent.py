@@ -232,7 +232,7 @@ def build_agent(
     )
 
 
-def make_network(env: VectorEnvironment, values: dict[str, Any]) -> nn.Module:
+def make_network(env: VectorEnvironment, settings: ReinforceSettings) -> nn.Module:
     """A policy without value head: the Nature CNN for Atari frame stacks, a tanh MLP for vector observations."""
     return policy_for(env, 'REINFORCE')
 
@@ -241,5 +241,7 @@ def make_network(env: VectorEnvironment, values: dict[str, Any]) -> nn.Module:
 def train(run_settings: ReinforceSettings) -> None:
     """Entry point of REINFORCE's run scripts: environments, agent and iterations from the run's settings."""
     main_loop.train_value_agent(
-        run_settings, lambda env, values, device: build_agent(Reinforce, make_network(env, values), env, values, device), greedy_policy_actor
+        run_settings,
+        lambda env, settings, device: build_agent(Reinforce, make_network(env, settings), env, settings.flag_values(), device),  # build_agent: to convert (issue 23)
+        greedy_policy_actor,
     )

@@ -63,7 +63,7 @@ class ReinforceBaseline(Reinforce):
         return loss.mean() + self.entropy_coef * entropy_loss
 
 
-def make_network(env: VectorEnvironment, values: dict[str, Any]) -> nn.Module:
+def make_network(env: VectorEnvironment, settings: ReinforceBaselineSettings) -> nn.Module:
     """Policy and value: one shared Nature CNN torso for Atari frame stacks, separate tanh MLPs for vectors."""
     return actor_critic_for(env, 'REINFORCE with baseline')
 
@@ -72,8 +72,8 @@ def train(run_settings: ReinforceBaselineSettings) -> None:
     """Entry point of REINFORCE with baseline's run scripts: environments, agent and iterations from the run's settings."""
     main_loop.train_value_agent(
         run_settings,
-        lambda env, values, device: build_agent(
-            ReinforceBaseline, make_network(env, values), env, values, device, value_coef=values['value_coef']
+        lambda env, settings, device: build_agent(  # build_agent: to convert (issue 23)
+            ReinforceBaseline, make_network(env, settings), env, settings.flag_values(), device, value_coef=settings.value_coef
         ),
         greedy_policy_actor,
     )

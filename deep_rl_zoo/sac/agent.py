@@ -248,7 +248,7 @@ def build_learner(network: nn.Module, env: VectorEnvironment, values: dict[str, 
     """A SAC learner from the run's flag values (`SacSettings`): critics and replay are shaped by `env`'s spaces;
     the replay has one stream per actor environment."""
     critic_1, critic_2 = make_critic(env, values), make_critic(env, values)
-    replay = build_replay(env, values, num_streams=values['num_actors'] * values['num_envs_per_actor'])
+    replay = build_replay(env, SacSettings().with_values(values), num_streams=values['num_actors'] * values['num_envs_per_actor'])
     return SacLearner(
         network,
         critic_1,

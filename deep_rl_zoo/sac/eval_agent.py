@@ -5,12 +5,13 @@
 
 from deep_rl_zoo import evaluation, flags, settings
 from deep_rl_zoo.sac.agent import make_network
+from deep_rl_zoo.sac.settings import SacSettings
 
 flags.define_settings(settings.EVALUATION)
 
 
 def main(eval_settings: settings.Evaluation) -> None:
-    evaluation.evaluate_checkpoint(eval_settings, 'SAC', make_network, evaluation.most_likely_action)
+    evaluation.evaluate_checkpoint(eval_settings, 'SAC', SacSettings, lambda env, train_settings: make_network(env, train_settings.flag_values()), evaluation.most_likely_action)
 
 
 if __name__ == '__main__':
