@@ -391,10 +391,11 @@ def profile(args: argparse.Namespace) -> str:
     from deep_rl_zoo import distributed, main_loop
     from deep_rl_zoo.ppo import agent, settings
 
-    values = settings.ATARI.replace(environment_name='Breakout', num_envs_per_actor=NUM_ENVS, seed=args.seed).flag_values()  # run_atari's defaults
+    breakout = settings.ATARI.replace(environment_name='Breakout', num_envs_per_actor=NUM_ENVS, seed=args.seed)  # run_atari's defaults
+    values = breakout.flag_values()
     learner_threads = values['learner_threads']
     torch.manual_seed(args.seed)
-    env = main_loop.create_environment('atari', values, NUM_ENVS, args.seed)
+    env = main_loop.create_environment(breakout, NUM_ENVS, args.seed)
     spec = agent.rollout_spec(env, NUM_ENVS, values['unroll_length'])
     learner = agent.build_learner(agent.make_network(env, values), env, values, 1000, torch.device('cpu'))
     actor = agent.build_actor(agent.make_network(env, values), env, values, args.seed, torch.device('cpu'))

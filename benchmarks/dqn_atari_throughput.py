@@ -266,13 +266,13 @@ def build_in_process(speedup: Speedup, seed: int) -> tuple[Any, Any, Any]:
     from deep_rl_zoo.dqn import agent as dqn
     from deep_rl_zoo.dqn import settings as dqn_settings
 
-    values = dqn_settings.ATARI.replace(
+    breakout = dqn_settings.ATARI.replace(
         environment_name='Breakout', replay_capacity=REPLAY_CAPACITY, min_replay_size=LEARNING_STARTS, target_network_update_interval=1000,
         batch_size=32, learn_interval=4, num_envs=speedup.num_envs, bf16_learning=speedup.bf16, learner_threads=speedup.threads, seed=seed,
-    ).flag_values()  # fmt: skip
-    main_loop.prepare_process(values)
-    env = main_loop.create_environment('atari', values, speedup.num_envs, seed)
-    agent = dqn.build_dqn(dqn.make_network(env, values), env, values, torch.device('cpu'))
+    )  # fmt: skip
+    main_loop.prepare_process(breakout)
+    env = main_loop.create_environment(breakout, speedup.num_envs, seed)
+    agent = dqn.build_dqn(dqn.make_network(env, breakout), env, breakout, torch.device('cpu'))
     return env, agent, main_loop.run_env_loop(agent, env)
 
 

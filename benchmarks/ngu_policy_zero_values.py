@@ -22,8 +22,10 @@ import torch
 from deep_rl_zoo import checkpoint, main_loop, transformed_returns
 from deep_rl_zoo.greedy_actors import as_tensor
 from deep_rl_zoo.agent57 import agent as agent57
+from deep_rl_zoo.agent57.settings import Agent57Settings
 from deep_rl_zoo.networks.ngu import StepInputs
 from deep_rl_zoo.ngu import agent as ngu
+from deep_rl_zoo.ngu.settings import NguSettings
 
 
 class FixedPolicies(agent57.Agent57Policy):
@@ -60,7 +62,8 @@ def main() -> None:
     agent_name = loaded['agent_name']
     values = loaded['flags']
     num_policies = values['num_policies']
-    env = main_loop.create_environment(values['environment_kind'], values, num_policies, args.seed, use_python_wrappers=True)
+    train_settings = (NguSettings if agent_name == 'NGU' else Agent57Settings)().with_values(values)
+    env = main_loop.create_environment(train_settings, num_policies, args.seed, use_python_wrappers=True)
     network = (ngu.make_network if agent_name == 'NGU' else agent57.make_network)(env, values)
     checkpoint.load_state(network, loaded['state']['network'], args.checkpoint)
     network.eval()

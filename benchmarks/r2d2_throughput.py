@@ -109,10 +109,11 @@ def main(argv: Optional[list[str]] = None) -> int:
     learner_device = main_loop.learner_device() if values['learner_on_gpu'] else device
 
     torch.set_num_threads(1)  # as in an actor process
-    actor = main_loop._ActorFactory('atari', values, agent.make_network, agent.build_actor)(0, device)
+    run_settings = agent.run_atari_settings.with_values(values)
+    actor = main_loop._ActorFactory(run_settings, values, agent.make_network, agent.build_actor)(0, device)
     num_envs, steps = actor.env.num_envs, values['actor_update_interval']
     buffer = {name: torch.empty(shape, dtype=dtype) for name, (shape, dtype) in agent.rollout_spec(steps)(actor.env, num_envs, 0).items()}
-    main_loop.prepare_process(values)  # the learner's seeds and threads
+    main_loop.prepare_process(run_settings)  # the learner's seeds and threads
     learner = agent.build_learner(agent.make_network(actor.env, values), actor.env, values_while_filling, 0, learner_device)
     raw = raw_bytes_per_sequence(agent, actor.env, values, agent.make_network(actor.env, values))
 

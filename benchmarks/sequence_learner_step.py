@@ -54,7 +54,7 @@ def rollouts(parts: r2d2_throughput.AgentParts, values: dict[str, Any], path: Pa
     if path.exists():
         return torch.load(path)
     torch.set_num_threads(1)
-    actor = main_loop._ActorFactory('atari', values, parts.make_network, parts.build_actor)(0, torch.device('cpu'))
+    actor = main_loop._ActorFactory(parts.run_atari_settings.with_values(values), values, parts.make_network, parts.build_actor)(0, torch.device('cpu'))
     spec = parts.rollout_spec(values['actor_update_interval'])(actor.env, actor.env.num_envs, 0)
     filled = []
     for _ in range(count):
@@ -156,8 +156,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     path = Path(args.rollouts or f'benchmarks/results/raw/{args.agent}_pong_rollouts.pt')
     filled = rollouts(parts, values, path, args.fill_rollouts)
 
-    main_loop.prepare_process(values)  # the learner's seeds and threads
-    env = main_loop.create_environment('atari', values, 1, values['seed'])
+    run_settings = parts.run_atari_settings.with_values(values)
+    main_loop.prepare_process(run_settings)  # the learner's seeds and threads
+    env = main_loop.create_environment(run_settings, 1, values['seed'])
     network = parts.make_network(env, values)
     learners, timers = {}, {}
     for mode in modes:

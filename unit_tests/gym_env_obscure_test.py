@@ -5,6 +5,8 @@ import numpy as np
 import pytest
 
 from deep_rl_zoo import gym_env, main_loop
+from deep_rl_zoo.double_dqn import settings as double_dqn_settings
+from deep_rl_zoo.drqn import settings as drqn_settings
 from deep_rl_zoo.gym_env import ObscuredObservations, VectorStep
 
 
@@ -108,7 +110,7 @@ def test_bad_probability_is_refused():
 
 @pytest.mark.parametrize('probability', [0.0, 0.5])
 def test_create_environment_obscures_when_the_flag_asks(probability):
-    env = main_loop.create_environment('classic', {'environment_name': 'CartPole-v1', 'obscure_probability': probability}, 2, seed=3)
+    env = main_loop.create_environment(drqn_settings.CLASSIC.replace(environment_name='CartPole-v1', obscure_probability=probability), 2, seed=3)
     plain = gym_env.create_classic_vector_env('CartPole-v1', 2, seed=3)
     try:
         assert isinstance(env, ObscuredObservations) == (probability > 0)
@@ -124,3 +126,11 @@ def test_create_environment_obscures_when_the_flag_asks(probability):
     finally:
         env.close()
         plain.close()
+
+
+def test_create_environment_shows_every_observation_to_agents_without_the_setting():
+    env = main_loop.create_environment(double_dqn_settings.CLASSIC, 2, seed=3)
+    try:
+        assert not isinstance(env, ObscuredObservations)
+    finally:
+        env.close()

@@ -209,6 +209,15 @@ def test_run_settings_from_values_defaults_results_csv_into_checkpoint_dir():
     assert run_settings.flags is values and run_settings.num_iterations == 3
 
 
+def test_run_settings_from_settings_run_with_the_run_values_and_keep_the_flag_values():
+    from deep_rl_zoo.dqn import settings as dqn_settings
+
+    dqn = dqn_settings.CLASSIC.replace(num_iterations=3, checkpoint_dir='ckpts')
+    run_settings = RunSettings.from_settings('DQN', dqn)
+    assert run_settings.flags == dqn.run_values() and run_settings.config_flags == dqn.flag_values()
+    assert run_settings.num_iterations == 3 and run_settings.results_csv_path == 'ckpts/DQN_CartPole-v1_results.csv'
+
+
 def test_end_iteration_writes_csv_row_and_checkpoint(tmp_path):
     experiment = Experiment(settings(tmp_path), VECTOR_ENV).begin()
     assert list(experiment.iterations) == [0, 1]
@@ -357,8 +366,8 @@ def test_create_environment_plays_sticky_actions_when_the_flag_asks(render):
     from deep_rl_zoo.dqn import settings as dqn_settings
 
     def trajectory(action, probability):
-        values = dqn_settings.ATARI.replace(repeat_action_probability=probability, max_noop_actions=0).flag_values()
-        with main_loop.create_environment('atari', values, 1, 3, render=render) as env:
+        sticky = dqn_settings.ATARI.replace(repeat_action_probability=probability, max_noop_actions=0)
+        with main_loop.create_environment(sticky, 1, 3, render=render) as env:
             env.reset()
             return np.stack([env.step(np.array([action])).observation for _ in range(40)])
 
@@ -367,24 +376,25 @@ def test_create_environment_plays_sticky_actions_when_the_flag_asks(render):
 
 
 def test_create_environment_refuses_unknown_kind_and_non_square_frames():
+    from deep_rl_zoo.dqn import settings as dqn_settings
+
     with pytest.raises(ValueError, match=r"classic.*atari.*continuous.*'board'|'board'.*classic.*atari.*continuous"):
-        main_loop.create_environment('board', {'environment_name': 'CartPole-v1'}, 1, 0)
+        main_loop.create_environment(dqn_settings.CLASSIC.replace(environment_kind='board'), 1, 0)
     with pytest.raises(ValueError, match='--environment_height and --environment_width must be equal'):
-        main_loop.create_environment('atari', {'environment_name': 'Pong', 'environment_height': 84, 'environment_width': 80}, 1, 0)
+        main_loop.create_environment(dqn_settings.ATARI.replace(environment_height=84, environment_width=80), 1, 0)
 
 
 def test_create_environment_counts_montezumas_rooms_when_asked():
-    values = {
-        'environment_height': 84, 'environment_width': 84, 'environment_frame_skip': 4, 'environment_frame_stack': 4, 'max_noop_actions': 0,
-        'max_episode_frames': 1000, 'clip_reward': False,
-    }  # fmt: skip
-    counting = main_loop.create_environment('atari', {**values, 'environment_name': 'MontezumaRevenge'}, 2, 0, count_rooms=True)
+    from deep_rl_zoo.dqn import settings as dqn_settings
+
+    atari = dqn_settings.ATARI.replace(max_noop_actions=0, max_episode_frames=1000, clip_reward=False)
+    counting = main_loop.create_environment(atari.replace(environment_name='MontezumaRevenge'), 2, 0, count_rooms=True)
     counting.reset()
     counting.step(np.zeros(2, np.int64))
     assert isinstance(counting, gym_env.RoomCounter) and counting.take_counts().shape == (1, 2)
     counting.close()
     for name, count_rooms in (('MontezumaRevenge', False), ('Pong', True)):  # not asked, or another game: the C++ vector env
-        env = main_loop.create_environment('atari', {**values, 'environment_name': name}, 2, 0, count_rooms=count_rooms)
+        env = main_loop.create_environment(atari.replace(environment_name=name), 2, 0, count_rooms=count_rooms)
         assert not isinstance(env, gym_env.RoomCounter)
         env.close()
 

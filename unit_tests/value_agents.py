@@ -377,7 +377,7 @@ def check_atari_eval(agent: Agent, game: str, directory, tmp_path, num_steps: in
 
 # ============================================================================== in-process agent tests
 
-# Flag values that build an agent for a few quick steps on a vector of CartPoles.
+# Settings that build an agent for a few quick steps on a vector of CartPoles (changes to an agent's CLASSIC settings).
 CARTPOLE_VALUES = {
     'replay_capacity': 300,
     'n_step': 1,

@@ -10,10 +10,13 @@ import torch
 from torch.testing import assert_close
 
 from deep_rl_zoo import episodes, gym_env
+from deep_rl_zoo.c51_dqn import settings as c51_settings
 from deep_rl_zoo.c51_dqn.agent import C51, build_c51, make_network
 from deep_rl_zoo.networks.value import CategoricalQNetwork
 from unit_tests import value_agents
-from unit_tests.value_agents import BATCH, C51_CARTPOLE_VALUES as CARTPOLE_VALUES, table_agent
+from unit_tests.value_agents import BATCH, C51_CARTPOLE_VALUES, table_agent
+
+CARTPOLE = c51_settings.CLASSIC.replace(**C51_CARTPOLE_VALUES)
 
 def test_losses_of_hand_built_batch_use_the_target_network_argmax():
     loss, priorities = table_agent(C51).losses(BATCH)
@@ -47,8 +50,8 @@ def test_one_sgd_step_on_hand_built_batch_moves_only_the_taken_logits():
 def test_c51_learns_on_cartpole_and_refreshes_its_target():
     env = gym_env.create_classic_vector_env('CartPole-v1', num_envs=2, seed=0)
     try:
-        network = make_network(env, CARTPOLE_VALUES)
-        agent = build_c51(network, env, CARTPOLE_VALUES, torch.device('cpu'))
+        network = make_network(env, CARTPOLE)
+        agent = build_c51(network, env, CARTPOLE, torch.device('cpu'))
         initial = [p.detach().clone() for p in agent.online_network.parameters()]
         for _ in itertools.islice(episodes.run_env_loop(agent, env), 20):
             pass
@@ -65,13 +68,13 @@ def test_c51_learns_on_cartpole_and_refreshes_its_target():
 def test_make_network_classic_and_atari():
     env = gym_env.create_classic_vector_env('CartPole-v1', num_envs=1, seed=0)
     try:
-        network = make_network(env, CARTPOLE_VALUES)
+        network = make_network(env, CARTPOLE)
     finally:
         env.close()
     assert isinstance(network, CategoricalQNetwork) and network.logits(torch.zeros(3, 4)).shape == (3, 2, 11)
     atari = gym_env.create_vector_env('atari', 'Pong', 1, 0, frame_skip=4, frame_stack=4, frame_size=84)
     try:
-        network = make_network(atari, {**CARTPOLE_VALUES, 'num_atoms': 51, 'v_min': -10.0, 'v_max': 10.0})
+        network = make_network(atari, CARTPOLE.replace(num_atoms=51, v_min=-10.0, v_max=10.0))
     finally:
         atari.close()
     assert tuple(network.head.weight.shape) == (6 * 51, 512)
@@ -82,6 +85,6 @@ def test_v_min_must_be_below_v_max(v_min, v_max):
     env = gym_env.create_classic_vector_env('CartPole-v1', num_envs=1, seed=0)
     try:
         with pytest.raises(ValueError, match=rf'--v_min \({v_min}\) must be below --v_max \({v_max}\)'):
-            make_network(env, {**CARTPOLE_VALUES, 'v_min': v_min, 'v_max': v_max})
+            make_network(env, CARTPOLE.replace(v_min=v_min, v_max=v_max))
     finally:
         env.close()

@@ -10,6 +10,7 @@ import torch
 
 from deep_rl_zoo import episodes, gym_env
 from deep_rl_zoo import replay as replay_lib
+from deep_rl_zoo.double_dqn import settings as double_dqn_settings
 from deep_rl_zoo.double_dqn.agent import DoubleDqn, build_double_dqn, make_network
 from unit_tests.value_agents import (
     CARTPOLE_VALUES,
@@ -42,8 +43,8 @@ def test_update_of_hand_built_batch_matches_hand_math():
 
 def test_agent_from_flag_values_learns_on_cartpole():
     env = gym_env.create_classic_vector_env('CartPole-v1', num_envs=2, seed=0)
-    values = {**CARTPOLE_VALUES, 'n_step': 2}
-    agent = build_double_dqn(make_network(env, values), env, values, torch.device('cpu'))
+    settings = double_dqn_settings.CLASSIC.replace(**CARTPOLE_VALUES).replace(n_step=2)
+    agent = build_double_dqn(make_network(env, settings), env, settings, torch.device('cpu'))
     try:
         for _ in itertools.islice(episodes.run_env_loop(agent, env), 20):
             pass

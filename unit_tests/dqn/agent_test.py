@@ -11,6 +11,7 @@ from torch import nn
 
 from deep_rl_zoo import checkpoint, episodes, gym_env
 from deep_rl_zoo import replay as replay_lib
+from deep_rl_zoo.dqn import settings as dqn_settings
 from deep_rl_zoo.dqn.agent import Dqn, build_dqn, make_network
 from deep_rl_zoo.gym_env import VectorStep
 from deep_rl_zoo.networks.common import bf16_torsos
@@ -18,6 +19,8 @@ from deep_rl_zoo.networks.value import QNetwork, nature_cnn_q_network
 from deep_rl_zoo.replay import Transition
 from deep_rl_zoo.schedule import LinearSchedule
 from unit_tests.value_agents import CARTPOLE_VALUES, FixedBatchReplay
+
+CARTPOLE = dqn_settings.CLASSIC.replace(**CARTPOLE_VALUES)
 
 OBSERVATION_SIZE = 3
 NUM_ACTIONS = 2
@@ -152,9 +155,9 @@ def test_epsilon_zero_acts_greedily_and_epsilon_one_explores():
 def test_env_steps_count_every_environment():
     env = gym_env.create_classic_vector_env('CartPole-v1', num_envs=3, seed=0)
     agent = build_dqn(
-        make_network(env, {}),
+        make_network(env, CARTPOLE),
         env,
-        dict(CARTPOLE_VALUES),
+        CARTPOLE,
         torch.device('cpu'),
     )
     try:
@@ -308,7 +311,7 @@ def test_q_learning_update_of_hand_built_batch_matches_hand_math():
 def test_q_network_of_make_network_matches_env():
     env = gym_env.create_classic_vector_env('CartPole-v1', num_envs=1, seed=0)
     try:
-        network = make_network(env, {})
+        network = make_network(env, CARTPOLE)
     finally:
         env.close()
     assert isinstance(network, QNetwork) and network.num_actions == 2
@@ -390,7 +393,7 @@ def test_bf16_learning_agrees_with_float32_on_a_fixed_batch():
 def test_bf16_learning_flag_reaches_the_agent():
     env = gym_env.create_classic_vector_env('CartPole-v1', num_envs=1, seed=0)
     try:
-        agents = [build_dqn(make_network(env, {}), env, {**CARTPOLE_VALUES, 'bf16_learning': bf16}, torch.device('cpu')) for bf16 in (False, True)]
+        agents = [build_dqn(make_network(env, CARTPOLE), env, CARTPOLE.replace(bf16_learning=bf16), torch.device('cpu')) for bf16 in (False, True)]
     finally:
         env.close()
     assert [agent.bf16_learning for agent in agents] == [False, True]
@@ -400,6 +403,6 @@ def test_a_replay_larger_than_the_free_memory_is_refused_naming_the_flag_before_
     env = gym_env.create_classic_vector_env('CartPole-v1', num_envs=1, seed=0)
     try:
         with pytest.raises(ValueError, match=r'^--replay_capacity=1,000,000,000,000,000: the replay would need [\d,.]+ GiB of memory but [\d,.]+ GiB is available: lower it or pass --compress_replay$'):
-            build_dqn(make_network(env, {}), env, {**CARTPOLE_VALUES, 'replay_capacity': 10**15}, torch.device('cpu'))
+            build_dqn(make_network(env, CARTPOLE), env, CARTPOLE.replace(replay_capacity=10**15), torch.device('cpu'))
     finally:
         env.close()

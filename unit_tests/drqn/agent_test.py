@@ -11,6 +11,7 @@ from torch import nn
 
 from deep_rl_zoo import episodes, gym_env
 from deep_rl_zoo import replay as replay_lib
+from deep_rl_zoo.drqn import settings as drqn_settings
 from deep_rl_zoo.drqn.agent import Drqn, SequenceBatch, build_drqn, make_network
 from deep_rl_zoo.greedy_actors import RecurrentEpsilonGreedyActor
 from deep_rl_zoo.gym_env import VectorStep
@@ -281,20 +282,17 @@ def test_no_gradient_reaches_the_burn_in_of_a_mid_episode_sequence():
 # ------------------------------------------------------------------------------------ on CartPole
 
 
-def cartpole_values(**overrides):
-    return {
-        'replay_capacity': 2_000, 'discount': 0.99, 'compress_replay': False, 'seed': 0, 'learning_rate': 1e-3,
-        'adam_eps': 1e-8, 'exploration_epsilon_begin_value': 1.0, 'exploration_epsilon_end_value': 0.1,
-        'exploration_epsilon_decay_step': 100, 'min_replay_size': 40, 'learn_interval': 4,
-        'target_network_update_interval': 5, 'batch_size': 8, 'max_grad_norm': 10.0, 'unroll_length': 6, 'burn_in': 2,
-        **overrides,
-    }
+CARTPOLE = drqn_settings.CLASSIC.replace(
+    replay_capacity=2_000, discount=0.99, compress_replay=False, seed=0, learning_rate=1e-3,
+    adam_eps=1e-8, exploration_epsilon_begin_value=1.0, exploration_epsilon_end_value=0.1,
+    exploration_epsilon_decay_step=100, min_replay_size=40, learn_interval=4,
+    target_network_update_interval=5, batch_size=8, max_grad_norm=10.0, unroll_length=6, burn_in=2,
+)  # fmt: skip
 
 
 def test_learns_on_a_vector_of_cartpoles_and_checkpoints_its_state():
     env = gym_env.create_classic_vector_env('CartPole-v1', num_envs=2, seed=0)
-    values = cartpole_values()
-    agent = build_drqn(make_network(env, values), env, values, torch.device('cpu'))
+    agent = build_drqn(make_network(env, CARTPOLE), env, CARTPOLE, torch.device('cpu'))
     try:
         for _ in itertools.islice(episodes.run_env_loop(agent, env), 100):
             pass

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from deep_rl_zoo import episodes, gym_env
+from deep_rl_zoo.iqn import settings as iqn_settings
 from deep_rl_zoo.iqn.agent import Iqn, build_iqn, make_network
 from deep_rl_zoo.networks.value import ImplicitQuantileNetwork, mlp_iqn_network
 from deep_rl_zoo.replay import Transition
@@ -67,10 +68,10 @@ def test_learns_the_quantile_function_of_a_two_valued_reward():
 
 def test_learns_on_cartpole_and_acts_on_mean_quantiles():
     env = gym_env.create_classic_vector_env('CartPole-v1', num_envs=2, seed=0)
-    values = {**CARTPOLE_VALUES, 'huber_param': 1.0, 'tau_samples_s_tm1': 5, 'tau_samples_s_t': 6, 'tau_samples_policy': 4, 'tau_embed_dim': 8}
+    settings = iqn_settings.CLASSIC.replace(**CARTPOLE_VALUES).replace(huber_param=1.0, tau_samples_s_tm1=5, tau_samples_s_t=6, tau_samples_policy=4, tau_embed_dim=8)
     try:
-        network = make_network(env, values)
-        agent = build_iqn(network, env, values, torch.device('cpu'))
+        network = make_network(env, settings)
+        agent = build_iqn(network, env, settings, torch.device('cpu'))
         for _ in itertools.islice(episodes.run_env_loop(agent, env), 20):
             pass
     finally:

@@ -10,6 +10,7 @@ import torch
 
 from deep_rl_zoo import episodes, gym_env
 from deep_rl_zoo import replay as replay_lib
+from deep_rl_zoo.prioritized_dqn import settings as prioritized_dqn_settings
 from deep_rl_zoo.prioritized_dqn.agent import PrioritizedDqn, build_prioritized_dqn, make_network
 from deep_rl_zoo.schedule import LinearSchedule
 from unit_tests.value_agents import CARTPOLE_VALUES, HAND_BATCH, HAND_LOSSES, HAND_TD_ERRORS, as_batch, linear_agent
@@ -76,16 +77,15 @@ def test_beta_follows_its_schedule_of_env_steps():
 
 def test_agent_from_flag_values_learns_on_cartpole_and_updates_priorities():
     env = gym_env.create_classic_vector_env('CartPole-v1', num_envs=2, seed=0)
-    values = {
-        **CARTPOLE_VALUES,
-        'n_step': 2,
-        'priority_exponent': 0.5,
-        'priority_eps': 1e-3,
-        'importance_sampling_exponent_begin_value': 0.4,
-        'importance_sampling_exponent_end_value': 1.0,
-        'importance_sampling_exponent_decay_step': 100,
-    }
-    agent = build_prioritized_dqn(make_network(env, values), env, values, torch.device('cpu'))
+    settings = prioritized_dqn_settings.CLASSIC.replace(**CARTPOLE_VALUES).replace(
+        n_step=2,
+        priority_exponent=0.5,
+        priority_eps=1e-3,
+        importance_sampling_exponent_begin_value=0.4,
+        importance_sampling_exponent_end_value=1.0,
+        importance_sampling_exponent_decay_step=100,
+    )
+    agent = build_prioritized_dqn(make_network(env, settings), env, settings, torch.device('cpu'))
     try:
         for _ in itertools.islice(episodes.run_env_loop(agent, env), 25):
             pass

@@ -11,20 +11,13 @@ from torch import nn
 
 from deep_rl_zoo import episodes, gym_env
 from deep_rl_zoo.networks.value import QuantileQNetwork, mlp_quantile_q_network
+from deep_rl_zoo.qr_dqn import settings as qr_dqn_settings
 from deep_rl_zoo.qr_dqn.agent import QrDqn, build_qr_dqn, make_network
 from deep_rl_zoo.replay import Transition
 from unit_tests import value_agents
 from unit_tests.value_agents import FixedBatchReplay, numpy_quantile_q_learning, random_batch
 
-CARTPOLE_VALUES = {
-    **value_agents.CARTPOLE_VALUES,
-    'num_quantiles': 7,
-    'huber_param': 1.0,
-    'tau_samples_s_tm1': 5,
-    'tau_samples_s_t': 6,
-    'tau_samples_policy': 4,
-    'tau_embed_dim': 8,
-}
+CARTPOLE = qr_dqn_settings.CLASSIC.replace(**value_agents.CARTPOLE_VALUES).replace(num_quantiles=7, huber_param=1.0)
 
 
 def make_agent(network, **kwargs):
@@ -78,8 +71,8 @@ def test_learns_the_quantiles_of_a_two_valued_reward():
 def test_learns_on_cartpole_and_acts_on_mean_quantiles():
     env = gym_env.create_classic_vector_env('CartPole-v1', num_envs=2, seed=0)
     try:
-        network = make_network(env, CARTPOLE_VALUES)
-        agent = build_qr_dqn(network, env, CARTPOLE_VALUES, torch.device('cpu'))
+        network = make_network(env, CARTPOLE)
+        agent = build_qr_dqn(network, env, CARTPOLE, torch.device('cpu'))
         for _ in itertools.islice(episodes.run_env_loop(agent, env), 20):
             pass
     finally:

@@ -14,6 +14,7 @@ from deep_rl_zoo import gym_env, main_loop, transformed_returns
 from deep_rl_zoo import replay as replay_lib
 from deep_rl_zoo.networks.recurrent_value import PreviousStep, mlp_recurrent_dueling_q_network
 from deep_rl_zoo.r2d2 import agent
+from deep_rl_zoo.r2d2.settings import R2d2Settings
 from deep_rl_zoo.schedule import LinearSchedule
 from deep_rl_zoo.sequence_learning import apex_epsilons
 from unit_tests import pong_sequences
@@ -81,7 +82,7 @@ def test_each_actor_gets_its_own_streams_and_rungs_of_the_ladder():
         'seed': 3, 'num_actors': 2, 'num_envs_per_actor': 2, 'actor_update_interval': 5, 'environment_name': 'CartPole-v1',
         'environment_kind': 'classic', 'exploration_epsilon_base': 0.4, 'exploration_epsilon_alpha': 7.0,
     }  # fmt: skip
-    factory = main_loop._ActorFactory('classic', values, agent.make_network, agent.build_actor)
+    factory = main_loop._ActorFactory(R2d2Settings().with_values(values), values, agent.make_network, agent.build_actor)
     actors = [factory(actor_id, torch.device('cpu')) for actor_id in range(2)]
     assert [actor.first_stream for actor in actors] == [0, 2]
     ladder = apex_epsilons(4)

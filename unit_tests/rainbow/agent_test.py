@@ -11,23 +11,23 @@ from torch.testing import assert_close
 
 from deep_rl_zoo import episodes, gym_env, replay, value_learning
 from deep_rl_zoo.networks.value import NoisyLinear, RainbowQNetwork
+from deep_rl_zoo.rainbow import settings as rainbow_settings
 from deep_rl_zoo.rainbow.agent import Rainbow, build_rainbow, make_network
 from deep_rl_zoo.replay_agent import TransitionBatch
 from deep_rl_zoo.schedule import LinearSchedule
-from unit_tests.value_agents import BATCH, C51_CARTPOLE_VALUES as CARTPOLE_VALUES, TableNetwork, table_agent
+from unit_tests.value_agents import BATCH, C51_CARTPOLE_VALUES, TableNetwork, table_agent
 
-RAINBOW_VALUES = {
-    **CARTPOLE_VALUES,
-    'n_step': 3,
-    'exploration_epsilon_begin_value': 0.0,
-    'exploration_epsilon_end_value': 0.0,
-    'priority_exponent': 0.5,
-    'priority_eps': 1e-6,
-    'importance_sampling_exponent_begin_value': 0.4,
-    'importance_sampling_exponent_end_value': 1.0,
-    'importance_sampling_exponent_decay_step': 100,
-    'noisy_sigma': 0.5,
-}
+RAINBOW_CARTPOLE = rainbow_settings.CLASSIC.replace(**C51_CARTPOLE_VALUES).replace(
+    n_step=3,
+    exploration_epsilon_begin_value=0.0,
+    exploration_epsilon_end_value=0.0,
+    priority_exponent=0.5,
+    priority_eps=1e-6,
+    importance_sampling_exponent_begin_value=0.4,
+    importance_sampling_exponent_end_value=1.0,
+    importance_sampling_exponent_decay_step=100,
+    noisy_sigma=0.5,
+)
 
 
 def test_losses_of_hand_built_batch_select_with_online_and_evaluate_with_target():
@@ -105,11 +105,11 @@ def test_learning_on_a_fitted_distribution_updates_the_priorities():
     assert prioritized.max_priority == 1.0  # a zero priority (plus eps) does not raise the maximum
 
 
-def run_on_cartpole(num_steps, values=RAINBOW_VALUES):
+def run_on_cartpole(num_steps, settings=RAINBOW_CARTPOLE):
     env = gym_env.create_classic_vector_env('CartPole-v1', num_envs=1, seed=0)
     try:
         torch.manual_seed(0)
-        agent = build_rainbow(make_network(env, values), env, values, torch.device('cpu'))
+        agent = build_rainbow(make_network(env, settings), env, settings, torch.device('cpu'))
         for _ in itertools.islice(episodes.run_env_loop(agent, env), num_steps):
             pass
     finally:
@@ -133,27 +133,27 @@ def test_rainbow_learns_from_prioritized_n_step_replay():
 
 
 def test_rainbow_explores_only_with_its_noise():
-    values = {**RAINBOW_VALUES, 'noisy_sigma': 5.0, 'min_replay_size': 10**6}  # loud noise, no learning
-    agent = run_on_cartpole(1, values)
+    settings = RAINBOW_CARTPOLE.replace(noisy_sigma=5.0, min_replay_size=10**6)  # loud noise, no learning
+    agent = run_on_cartpole(1, settings)
     assert agent.epsilon == 0.0
     observation = np.zeros((1, 4), np.float32)
     actions = {int(agent.act(observation)[0]) for _ in range(50)}
     assert actions == {0, 1}  # the same observation gets both actions: the noise explores
-    quiet = run_on_cartpole(1, {**values, 'noisy_sigma': 0.0})
+    quiet = run_on_cartpole(1, settings.replace(noisy_sigma=0.0))
     assert len({int(quiet.act(observation)[0]) for _ in range(20)}) == 1  # no noise, no epsilon: always greedy
 
 
 def test_make_network_classic_and_atari():
     env = gym_env.create_classic_vector_env('CartPole-v1', num_envs=1, seed=0)
     try:
-        network = make_network(env, RAINBOW_VALUES)
+        network = make_network(env, RAINBOW_CARTPOLE)
     finally:
         env.close()
     assert isinstance(network, RainbowQNetwork) and network.logits(torch.zeros(3, 4)).shape == (3, 2, 11)
     assert network.value_stream[0].weight_sigma[0, 0].item() == pytest.approx(0.5 / math.sqrt(128))  # sigma_0 / sqrt(p)
     atari = gym_env.create_vector_env('atari', 'Pong', 1, 0, frame_skip=4, frame_stack=4, frame_size=84)
     try:
-        network = make_network(atari, {**RAINBOW_VALUES, 'num_atoms': 51})
+        network = make_network(atari, RAINBOW_CARTPOLE.replace(num_atoms=51))
     finally:
         atari.close()
     assert tuple(network.advantage_stream[2].weight_mu.shape) == (6 * 51, 512)
