@@ -138,12 +138,19 @@ def train_value_agent(
     prepare_process(run_settings)
     device = learner_device()
     train_env = create_environment(run_settings, run_settings.num_envs, run_settings.seed)
-    eval_env = create_environment(run_settings, 1, run_settings.seed + EVAL_SEED_OFFSET)
-    agent = build_agent(train_env, run_settings, device)
-    # Policy agents have no eval_exploration_epsilon (their greedy actor ignores it).
-    eval_epsilon = run_settings.eval_exploration_epsilon if isinstance(run_settings, GreedyEvaluation) else 0.0
-    eval_actor = make_eval_actor(agent.online_network, eval_epsilon, run_settings.seed, device)
-    experiment = Experiment(RunSettings.from_settings(agent.agent_name, run_settings), train_env)  # writes nothing yet
+    eval_env = None
+    try:  # a run that cannot be built (e.g. a replay too large for the memory) closes the environments it opened
+        eval_env = create_environment(run_settings, 1, run_settings.seed + EVAL_SEED_OFFSET)
+        agent = build_agent(train_env, run_settings, device)
+        # Policy agents have no eval_exploration_epsilon (their greedy actor ignores it).
+        eval_epsilon = run_settings.eval_exploration_epsilon if isinstance(run_settings, GreedyEvaluation) else 0.0
+        eval_actor = make_eval_actor(agent.online_network, eval_epsilon, run_settings.seed, device)
+        experiment = Experiment(RunSettings.from_settings(agent.agent_name, run_settings), train_env)  # writes nothing yet
+    except BaseException:
+        for env in (train_env, eval_env):
+            if env is not None:
+                env.close()
+        raise
     run_single_process(experiment, agent, train_env, eval_actor, eval_env)
 
 
@@ -370,25 +377,26 @@ def train_actors_and_learner(
     prepare_process(run_settings)
     num_envs = values['num_envs_per_actor']
     eval_env = create_environment(environment_settings, 1, values['seed'] + EVAL_SEED_OFFSET)
-    spec = rollout_spec(eval_env, num_envs, values['unroll_length'])
-    num_buffers = async_settings.num_buffers_per_actor if async_settings else 1
-    try:  # before anything large is built: rollout buffers that cannot fit are refused in one line
+    try:  # a run that cannot be built closes the environment it opened
+        spec = rollout_spec(eval_env, num_envs, values['unroll_length'])
+        num_buffers = async_settings.num_buffers_per_actor if async_settings else 1
+        # Before anything large is built: rollout buffers that cannot fit are refused in one line.
         distributed.check_rollout_memory(distributed.rollout_buffer_bytes(values['num_actors'], spec, num_buffers), _rollout_sizes(config_flags))
-    except ValueError:
+        device = learner_device() if values['learner_on_gpu'] else torch.device('cpu')
+        network = make_network(eval_env, values)
+        rollouts_per_update = values['batch_rollouts'] if asynchronous else values['num_actors']
+        steps_per_update = rollouts_per_update * num_envs * values['unroll_length']
+        total_updates = math.ceil(values['num_train_steps'] / steps_per_update) * values['num_iterations']
+        learner = build_learner(network, eval_env, values, total_updates, device)
+        make_actor = _ActorFactory(environment_settings, values, make_network, build_actor, count_rooms)
+        if make_eval_actor is not None:
+            eval_actor = make_eval_actor(learner.network, device)
+        else:
+            eval_actor = PolicyGreedyActor(learner.network, device, *action_bounds(eval_env))
+        experiment = Experiment(RunSettings.from_settings(learner.agent_name, run_settings), eval_env)  # writes nothing yet
+    except BaseException:
         eval_env.close()
         raise
-    device = learner_device() if values['learner_on_gpu'] else torch.device('cpu')
-    network = make_network(eval_env, values)
-    rollouts_per_update = values['batch_rollouts'] if asynchronous else values['num_actors']
-    steps_per_update = rollouts_per_update * num_envs * values['unroll_length']
-    total_updates = math.ceil(values['num_train_steps'] / steps_per_update) * values['num_iterations']
-    learner = build_learner(network, eval_env, values, total_updates, device)
-    make_actor = _ActorFactory(environment_settings, values, make_network, build_actor, count_rooms)
-    if make_eval_actor is not None:
-        eval_actor = make_eval_actor(learner.network, device)
-    else:
-        eval_actor = PolicyGreedyActor(learner.network, device, *action_bounds(eval_env))
-    experiment = Experiment(RunSettings.from_settings(learner.agent_name, run_settings), eval_env)  # writes nothing yet
     run_actors_and_learner(
         experiment, learner, make_actor, spec, values['num_actors'], values['actors_on_gpu'], eval_actor, eval_env, async_settings, values['restart_actors']
     )

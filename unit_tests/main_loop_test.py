@@ -567,3 +567,32 @@ def test_no_iteration_starts_after_train_for_seconds(tmp_path, capsys, monkeypat
     unbounded = Experiment(settings(tmp_path, num_iterations=3), VECTOR_ENV).begin()
     assert list(unbounded.iterations) == [0, 1, 2]  # 0: no budget
     unbounded.close()
+
+
+def test_a_run_that_cannot_be_built_closes_the_environments_it_opened(monkeypatch, tmp_path):
+    from deep_rl_zoo.dqn import settings as dqn_settings
+    from deep_rl_zoo.ppo import agent as ppo_agent
+    from deep_rl_zoo.ppo import settings as ppo_settings
+
+    opened = []
+    create = main_loop.create_environment
+
+    def recording_create_environment(*args, **kwargs):
+        env = create(*args, **kwargs)
+        opened.append(env)
+        closed = env.close
+        env.close = lambda: (setattr(env, 'was_closed', True), closed())
+        return env
+
+    def refuse(*_args, **_kwargs):
+        raise ValueError('cannot be built')
+
+    monkeypatch.setattr(main_loop, 'create_environment', recording_create_environment)
+    directories = dict(train_dir=str(tmp_path), checkpoint_dir=str(tmp_path / 'checkpoints'), results_csv_path=str(tmp_path / 'results.csv'))
+    with pytest.raises(ValueError, match='cannot be built'):
+        main_loop.train_value_agent(dqn_settings.CLASSIC.replace(**directories), refuse)
+    assert len(opened) == 2 and all(getattr(env, 'was_closed', False) for env in opened)  # training and evaluation envs
+    opened.clear()
+    with pytest.raises(ValueError, match='cannot be built'):
+        main_loop.train_actors_and_learner(ppo_settings.CLASSIC.replace(**directories), ppo_agent.make_network, refuse, ppo_agent.build_actor, ppo_agent.rollout_spec)
+    assert len(opened) == 1 and opened[0].was_closed  # the evaluation env the learner is shaped by
