@@ -61,29 +61,28 @@ def synthetic_rollout(spec: dict[str, tuple[tuple[int, ...], torch.dtype]], gene
     return {name: fills[name](shape) if name in fills else torch.zeros(shape, dtype=dtype) for name, (shape, dtype) in spec.items()}
 
 
+def _learner_and_rollouts(agent: Any, values: dict[str, Any], make_spec: Callable[..., Any], num_rollouts: int) -> tuple[Any, list[dict[str, torch.Tensor]]]:
+    """`agent`'s learner from run values `values` and `num_rollouts` synthetic rollouts of the spec `make_spec` gives."""
+    torch.manual_seed(values['seed'])
+    learner = agent.build_learner(agent.make_network(BREAKOUT, values), BREAKOUT, values, 1_000, torch.device('cpu'))
+    generator = torch.Generator().manual_seed(0)
+    spec = make_spec(BREAKOUT, values['num_envs_per_actor'], values['unroll_length'])
+    return learner, [synthetic_rollout(spec, generator) for _ in range(num_rollouts)]
+
+
 def ppo_parts(bf16: bool) -> tuple[Any, list[dict[str, torch.Tensor]], int]:
     """PPO's run_atari learner (with --bf16_learning when `bf16`), its batch of rollouts and the minibatch samples of an update."""
     values = ppo_settings.ATARI.replace(bf16_learning=bf16).run_values()
-    torch.manual_seed(values['seed'])
-    learner = ppo_agent.build_learner(ppo_agent.make_network(BREAKOUT, values), BREAKOUT, values, 1_000, torch.device('cpu'))
-    generator = torch.Generator().manual_seed(0)
-    spec = rollouts.rollout_spec(BREAKOUT, values['num_envs_per_actor'], values['unroll_length'])
-    buffers = [synthetic_rollout(spec, generator) for _ in range(values['num_actors'])]
-    samples = values['num_epochs'] * values['num_actors'] * values['num_envs_per_actor'] * values['unroll_length']
-    return learner, buffers, samples
+    learner, buffers = _learner_and_rollouts(ppo_agent, values, rollouts.rollout_spec, values['num_actors'])
+    return learner, buffers, values['num_epochs'] * values['num_actors'] * values['num_envs_per_actor'] * values['unroll_length']
 
 
 def appo_parts(bf16: bool) -> tuple[Any, list[dict[str, torch.Tensor]], int]:
     """APPO's run_atari learner (with --bf16_learning when `bf16`), one training batch of rollouts and its minibatch
     samples per update."""
     values = appo_settings.ATARI.replace(bf16_learning=bf16).run_values()
-    torch.manual_seed(values['seed'])
-    learner = appo_agent.build_learner(appo_agent.make_network(BREAKOUT, values), BREAKOUT, values, 1_000, torch.device('cpu'))
-    generator = torch.Generator().manual_seed(0)
-    spec = rollouts.policy_set_rollout_spec(BREAKOUT, values['num_envs_per_actor'], values['unroll_length'])
-    buffers = [synthetic_rollout(spec, generator) for _ in range(values['batch_rollouts'])]
-    samples = values['num_epochs'] * values['batch_size'] * values['num_batches_per_epoch']
-    return learner, buffers, samples
+    learner, buffers = _learner_and_rollouts(appo_agent, values, rollouts.policy_set_rollout_spec, values['batch_rollouts'])
+    return learner, buffers, values['num_epochs'] * values['batch_size'] * values['num_batches_per_epoch']
 
 
 AGENTS = {'ppo': ppo_parts, 'appo': appo_parts}

@@ -234,15 +234,4 @@ def test_bf16_learning_runs_the_learners_nature_cnn_in_bfloat16_and_moves_the_lo
     --bf16_learning: the torso's first convolution computes in float32, then bfloat16; the loss moves by 0.2% (seeds
     0-2: 0.04-0.2%), the gradient keeps its direction (cosine 0.9995)."""
 
-    def build_learner(bf16):
-        values = ATARI.replace(bf16_learning=bf16).run_values()
-        torch.manual_seed(0)
-        return agent.build_learner(agent.make_network(bf16_learning.ATARI_SPACES, values), bf16_learning.ATARI_SPACES, values, 10, torch.device('cpu'))
-
-    def loss(update):
-        return update.statistics['policy_loss'] + ATARI.value_coef * update.statistics['value_loss'] - ATARI.entropy_coef * update.statistics['entropy']
-
-    float32, bf16 = bf16_learning.updates_without_and_with_bf16(build_learner, [bf16_learning.atari_rollout()])
-    assert float32.conv_dtypes == [torch.float32] and bf16.conv_dtypes == [torch.bfloat16]
-    assert loss(bf16) == pytest.approx(loss(float32), rel=0.02) and loss(bf16) != loss(float32)
-    assert bf16.cosine_similarity(float32) > 0.99
+    bf16_learning.check_the_nature_cnn_update(agent, ATARI)
