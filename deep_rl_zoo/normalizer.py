@@ -45,15 +45,41 @@ class ObservationNormalizer(nn.Module):
     def update(self, observations: torch.Tensor) -> None:
         """Folds a batch [B, size] into the running statistics."""
         batch = observations.reshape(-1, self.mean.shape[0]).double()
-        mean, var, count = combine_moments(
-            self.mean.double(), self.var.double(), self.count.double(), batch.mean(0), batch.var(0, unbiased=False), batch.shape[0]
-        )
+        self.fold_moments(batch.mean(0), batch.var(0, unbiased=False), batch.shape[0])
+
+    @torch.no_grad()
+    def fold_moments(self, mean: torch.Tensor, var: torch.Tensor, count: int) -> None:
+        """Folds a batch of `count` observations, given by its mean and population variance [size], into the running
+        statistics."""
+        mean, var, count = combine_moments(self.mean.double(), self.var.double(), self.count.double(), mean.double(), var.double(), count)
         self.mean.copy_(mean)
         self.var.copy_(var)
         self.count.copy_(count)
 
     def forward(self, observation: torch.Tensor) -> torch.Tensor:
         return ((observation - self.mean) / torch.sqrt(self.var + self.epsilon)).clamp(-self.clip, self.clip)
+
+
+FRAMES_PER_EXACT_SUM = 256  # 256 x 255^2 = 16,646,400 < 2^24: float32 sums of up to 256 squared bytes are integers held exactly
+
+
+@torch.no_grad()
+def frame_moments(frames: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The per-element mean and population variance (float64, [D]) of uint8 frames [N, D], from exact sums: float32
+    holds every integer below 2^24, so the sums of x and x^2 over up to `FRAMES_PER_EXACT_SUM` frames are exact, and
+    float64 adds those partial sums exactly. mean = S1 / N, var = S2 / N - mean^2; for bytes the cancellation costs at
+    most ~1e-11. Several times faster than the float64 moments of the frames (an Atari batch holds tens of millions of
+    bytes) and as exact."""
+    if frames.dtype != torch.uint8 or frames.dim() != 2:
+        raise TypeError(f'frame_moments takes uint8 frames [N, D], got {frames.dtype} {tuple(frames.shape)}')
+    sum_x = torch.zeros(frames.shape[1], dtype=torch.float64, device=frames.device)
+    sum_x2 = torch.zeros_like(sum_x)
+    for part in frames.split(FRAMES_PER_EXACT_SUM):
+        x = part.float()
+        sum_x += x.sum(0)
+        sum_x2 += (x * x).sum(0)
+    mean = sum_x / frames.shape[0]
+    return mean, (sum_x2 / frames.shape[0] - mean * mean).clamp_(min=0.0)
 
 
 def fold_into_observation_statistics(network: nn.Module, observations: torch.Tensor) -> None:

@@ -73,3 +73,16 @@ def test_parameter_names_keep_the_layout_of_earlier_appo_checkpoints():
         'encoder.0.0.weight', 'encoder.0.0.bias', 'encoder.0.2.weight', 'encoder.0.2.bias', 'encoder.0.4.weight', 'encoder.0.4.bias',
         'encoder.1.0.weight', 'encoder.1.0.bias',
     ]  # fmt: skip
+
+
+def test_frames_fold_into_the_input_statistics_as_their_scaled_floats_do():
+    """The exact uint8 moments, scaled, give the statistics that folding the scaled float frames gives."""
+    frames = torch.randint(0, 256, (300, 4, 84, 84), dtype=torch.uint8, generator=torch.Generator().manual_seed(0))
+    by_bytes, by_floats = atari_network(), atari_network()
+    by_bytes.fold_observations(frames)
+    by_floats.observation_normalizer.update(by_floats.scale(frames).flatten(1))
+    normalizer, reference = by_bytes.observation_normalizer, by_floats.observation_normalizer
+    assert_close(normalizer.count, reference.count)
+    assert_close(normalizer.mean, reference.mean, rtol=1e-6, atol=1e-7)
+    assert_close(normalizer.var, reference.var, rtol=1e-5, atol=1e-8)
+    assert not torch.equal(normalizer.mean, atari_network().observation_normalizer.mean)

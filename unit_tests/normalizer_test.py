@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from deep_rl_zoo.normalizer import ObservationNormalizer, ReturnNormalizer, RewardScaler, combine_moments
+from deep_rl_zoo.normalizer import FRAMES_PER_EXACT_SUM, ObservationNormalizer, ReturnNormalizer, RewardScaler, combine_moments, frame_moments
 
 
 def test_combine_moments_equals_moments_of_the_union():
@@ -26,6 +26,37 @@ def test_observation_normalizer_tracks_batches_and_normalizes():
     torch.testing.assert_close(normalizer.var, torch.tensor([5.0, 0.0]), atol=1e-6, rtol=0)
     out = normalizer(torch.tensor([[4.0 + 5**0.5, 10.0], [4.0, 10.0 + 1.0]]))
     torch.testing.assert_close(out, torch.tensor([[1.0, 0.0], [0.0, 10.0]]), atol=1e-4, rtol=0)  # 1/sqrt(1e-8) clipped to 10
+
+
+def test_frame_moments_are_exact_past_float32s_integers():
+    """Bytes 254 and 255 over 2,000 frames: sums of squares near 1.3e8, far past float32's exact integers (2^24)
+    unless summed in parts. A column with k bytes of 255 has mean 254 + k / N and variance p (1 - p), p = k / N; one
+    unit lost in a sum of squares would move the variance by 1 / N = 5e-4."""
+    assert FRAMES_PER_EXACT_SUM * 255**2 < 2**24
+    frames = (254 + torch.randint(0, 2, (2000, 64), generator=torch.Generator().manual_seed(0))).to(torch.uint8)
+    share = frames.eq(255).double().mean(0)
+    mean, var = frame_moments(frames)
+    assert mean.dtype == var.dtype == torch.float64
+    torch.testing.assert_close(mean, 254 + share, atol=1e-12, rtol=0)
+    torch.testing.assert_close(var, share * (1 - share), atol=1e-9, rtol=0)
+    # Any bytes, a last part shorter than the others: the float64 moments of the frames.
+    frames = torch.randint(0, 256, (FRAMES_PER_EXACT_SUM * 2 + 37, 300), dtype=torch.uint8, generator=torch.Generator().manual_seed(1))
+    mean, var = frame_moments(frames)
+    torch.testing.assert_close(mean, frames.double().mean(0), atol=1e-12, rtol=0)
+    torch.testing.assert_close(var, frames.double().var(0, unbiased=False), atol=1e-9, rtol=0)
+    with pytest.raises(TypeError, match='uint8'):
+        frame_moments(frames.float())
+
+
+def test_folding_moments_equals_updating_with_the_batch():
+    batch = torch.tensor([[1.0, 10.0], [3.0, 10.0], [8.0, 12.0]])
+    updated, folded = ObservationNormalizer(2), ObservationNormalizer(2)
+    for normalizer in (updated, folded):
+        normalizer.update(torch.tensor([[0.0, 1.0], [2.0, 3.0]]))
+    updated.update(batch)
+    folded.fold_moments(batch.double().mean(0), batch.double().var(0, unbiased=False), 3)
+    for name in ('mean', 'var', 'count'):
+        assert torch.equal(getattr(updated, name), getattr(folded, name))
 
 
 def test_observation_normalizer_statistics_are_frozen_parameters():

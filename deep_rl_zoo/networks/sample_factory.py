@@ -13,7 +13,7 @@ from torch import nn
 
 from deep_rl_zoo.networks.common import channels_last, in_bf16_torsos
 from deep_rl_zoo.networks.policy import CategoricalActorCriticOutput
-from deep_rl_zoo.normalizer import ObservationNormalizer, ReturnNormalizer
+from deep_rl_zoo.normalizer import ObservationNormalizer, ReturnNormalizer, frame_moments
 
 ACTIVATIONS = {'elu': nn.ELU, 'relu': nn.ReLU, 'tanh': nn.Tanh}
 
@@ -207,8 +207,14 @@ class SampleFactoryActorCritic(nn.Module):
 
     @torch.no_grad()
     def fold_observations(self, observations: torch.Tensor, chunk: int = 1024) -> None:
-        """Folds scaled observations into the input statistics, `chunk` at a time (combining moments chunk by chunk
-        is exact, and an Atari batch in float64 at once would take gigabytes)."""
+        """Folds scaled observations into the input statistics. Frames (uint8) by their exact moments
+        (`normalizer.frame_moments`), scaled: (x - m) / s has mean (mean - m) / s and variance var / s^2; other
+        observations `chunk` at a time (combining moments chunk by chunk is exact)."""
+        if observations.dtype == torch.uint8:
+            mean, var = frame_moments(observations.flatten(1))
+            scaled_mean = (mean - self.obs_subtract_mean) / self.obs_scale
+            self.observation_normalizer.fold_moments(scaled_mean, var / self.obs_scale**2, observations.shape[0])
+            return
         for part in observations.split(chunk):
             self.observation_normalizer.update(self.scale(part).flatten(1))
 
