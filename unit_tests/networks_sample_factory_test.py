@@ -86,3 +86,24 @@ def test_frames_fold_into_the_input_statistics_as_their_scaled_floats_do():
     assert_close(normalizer.mean, reference.mean, rtol=1e-6, atol=1e-7)
     assert_close(normalizer.var, reference.var, rtol=1e-5, atol=1e-8)
     assert not torch.equal(normalizer.mean, atari_network().observation_normalizer.mean)
+
+
+def test_minibatches_of_inputs_prepared_once_give_the_numbers_of_the_observations():
+    """APPO's learner scales and normalises an update's batch once (`encoder_inputs`) and passes minibatches of it
+    with prepared=True: the same outputs, bit for bit, as the minibatches' frames, at learner-sized (channels-last)
+    and small minibatches, feed-forward and unrolled."""
+    network = atari_network()
+    frames = torch.randint(0, 256, (2 * CHANNELS_LAST_MIN_BATCH, 4, 84, 84), dtype=torch.uint8, generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        inputs = network.encoder_inputs(frames)
+        for indices in (torch.randperm(len(frames))[:CHANNELS_LAST_MIN_BATCH], torch.arange(5)):
+            prepared, plain = network(inputs[indices], prepared=True), network(frames[indices])
+            assert torch.equal(prepared.logits, plain.logits) and torch.equal(prepared.value, plain.value)
+    torch.manual_seed(0)
+    recurrent = SampleFactoryActorCritic((4, 84, 84), 6, [512], [32], nonlinearity='relu', normalize_input=True, obs_scale=255.0, rnn_type='gru', rnn_size=8)
+    sequence = frames[:12].view(4, 3, 4, 84, 84)
+    starts = torch.zeros(4, 3, dtype=torch.bool)
+    with torch.no_grad():
+        prepared = recurrent.unroll(recurrent.encoder_inputs(frames[:12]).view(4, 3, 4, 84, 84), recurrent.initial_state(3), starts, prepared=True)
+        plain = recurrent.unroll(sequence, recurrent.initial_state(3), starts)
+    assert torch.equal(prepared.logits, plain.logits) and torch.equal(prepared.value, plain.value)

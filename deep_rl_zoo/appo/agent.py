@@ -151,32 +151,34 @@ class PolicyTrainer:
         if normalizer is not None:  # Sample Factory: statistics updated with the batch, then the targets normalised
             normalizer.update(returns)
         targets = normalizer.normalize(returns) if normalizer is not None else returns
-        samples = {**samples, 'target': targets}
+        observations = samples['observation']
+        with torch.no_grad():  # scaled and normalised once: the input statistics change only after the epochs
+            samples = {**samples, 'target': targets, 'observation': self.network.encoder_inputs(observations)}
         device = samples['action'].device
         for _ in range(self.num_epochs):
             kls = [self.sgd_step({name: value[indices.to(device)] for name, value in samples.items()}) for indices in self.minibatches(num_samples)]
             if self.lr_schedule == 'kl_adaptive_epoch':
                 self.learning_rate = kl_adaptive_learning_rate(self.learning_rate, float(np.mean(kls)), self.kl_threshold, self.lr_min, self.lr_max)
         if self.network.observation_normalizer is not None:  # after the epochs: the mend (see the module docstring)
-            self.network.fold_observations(samples['observation'])
+            self.network.fold_observations(observations)
         self.statistics.record(
             explained_variance=float(policy_gradient.explained_variance(samples['value'], targets)),
             return_mean=returns.mean(), advantage_mean=samples['advantage'].mean(), samples=float(num_samples),
         )  # fmt: skip
 
     def forward(self, minibatch: dict[str, torch.Tensor]) -> CategoricalActorCriticOutput:
-        """The network's outputs on a minibatch (flat, trajectory-major). A recurrent network unrolls each chunk of
-        `recurrence` consecutive samples (truncated backpropagation through time) from the core state the actor
-        stored at the chunk's first step."""
+        """The network's outputs on a minibatch (flat, trajectory-major; its observations are the encoder's inputs,
+        see `train`). A recurrent network unrolls each chunk of `recurrence` consecutive samples (truncated
+        backpropagation through time) from the core state the actor stored at the chunk's first step."""
         if not self.network.is_recurrent:
-            return self.network(minibatch['observation'])
+            return self.network(minibatch['observation'], prepared=True)
         num_chunks = minibatch['action'].shape[0] // self.recurrence
 
         def time_major(tensor: torch.Tensor) -> torch.Tensor:  # [C * R, ...] -> [R, C, ...]
             return tensor.view(num_chunks, self.recurrence, *tensor.shape[1:]).transpose(0, 1)
 
         state = minibatch['core_state'].view(num_chunks, self.recurrence, -1)[:, 0]
-        output = self.network.unroll(time_major(minibatch['observation']), state, time_major(minibatch['episode_start']))
+        output = self.network.unroll(time_major(minibatch['observation']), state, time_major(minibatch['episode_start']), prepared=True)
         return CategoricalActorCriticOutput(output.logits.transpose(0, 1).flatten(0, 1), output.value.transpose(0, 1).flatten())
 
     def minibatch_loss(self, minibatch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:

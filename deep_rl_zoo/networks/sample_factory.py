@@ -11,7 +11,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from deep_rl_zoo.networks.common import channels_last, in_bf16_torsos
+from deep_rl_zoo.networks.common import CHANNELS_LAST_MIN_BATCH, channels_last, in_bf16_torsos
 from deep_rl_zoo.networks.policy import CategoricalActorCriticOutput
 from deep_rl_zoo.normalizer import ObservationNormalizer, ReturnNormalizer, frame_moments
 
@@ -143,11 +143,23 @@ class SampleFactoryActorCritic(nn.Module):
         """The zero core state of `batch_size` environments, [batch_size, state_size]."""
         return torch.zeros(batch_size, self.state_size, device=self.value_head.weight.device)
 
-    def _encode(self, observation: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """The encoder's features for the policy and for the value head, [B, features] each."""
+    def encoder_inputs(self, observation: torch.Tensor) -> torch.Tensor:
+        """What the encoders read of observations [B, ...]: scaled and, with `normalize_input`, normalised; frames in
+        learner-sized batches laid out channels-last. A learner may make them once per update and pass minibatches of
+        them with `prepared=True` (APPO's does: the input statistics change only after its epochs)."""
         if observation.dim() == 4:
             observation = channels_last(observation)
-        x = self._scale_and_normalize(observation) if self.observation_normalizer is not None else self.scale(observation)
+        return self._scale_and_normalize(observation) if self.observation_normalizer is not None else self.scale(observation)
+
+    def _encode(self, observation: torch.Tensor, prepared: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+        """The encoder's features for the policy and for the value head, [B, features] each, of observations or, with
+        `prepared`, of `encoder_inputs` (laid out as `encoder_inputs` lays out a batch of their size)."""
+        if not prepared:
+            x = self.encoder_inputs(observation)
+        elif observation.dim() == 4:
+            x = channels_last(observation) if observation.shape[0] >= CHANNELS_LAST_MIN_BATCH else observation.contiguous()
+        else:
+            x = observation
         features = self.encoder(x)
         return features, (features if self.value_encoder is None else self.value_encoder(x))
 
@@ -173,11 +185,12 @@ class SampleFactoryActorCritic(nn.Module):
             return torch.cat([h, c], dim=-1)
         return self.core(features, state)
 
-    def forward(self, observation: torch.Tensor) -> CategoricalActorCriticOutput:
-        """The feed-forward network on a batch of observations [B, ...] (a recurrent one: see `step`)."""
+    def forward(self, observation: torch.Tensor, prepared: bool = False) -> CategoricalActorCriticOutput:
+        """The feed-forward network on a batch of observations [B, ...] (or of their `encoder_inputs`, `prepared`; a
+        recurrent network: see `step`)."""
         if self.is_recurrent:
             raise TypeError('this network is recurrent: call step(observation, state) or unroll(...)')
-        features, value_features = self._encode(observation)
+        features, value_features = self._encode(observation, prepared)
         return CategoricalActorCriticOutput(self.policy_head(features), self.value_head(value_features).squeeze(-1))
 
     def step(self, observation: torch.Tensor, state: torch.Tensor) -> tuple[CategoricalActorCriticOutput, torch.Tensor]:
@@ -188,12 +201,13 @@ class SampleFactoryActorCritic(nn.Module):
         core_output = state[:, : self.rnn_size]
         return CategoricalActorCriticOutput(self.policy_head(core_output), self.value_head(core_output).squeeze(-1)), state
 
-    def unroll(self, observation: torch.Tensor, state: torch.Tensor, episode_start: torch.Tensor) -> CategoricalActorCriticOutput:
-        """Outputs [T, B] of a recurrent network over observations [T, B, ...] from the core states [B, S] before the
-        first step; the state is zeroed before every later step t where `episode_start[t]` (the first step's state is
-        taken as given: the actor zeroed it already). The encoder runs once over all T x B observations."""
+    def unroll(self, observation: torch.Tensor, state: torch.Tensor, episode_start: torch.Tensor, prepared: bool = False) -> CategoricalActorCriticOutput:
+        """Outputs [T, B] of a recurrent network over observations [T, B, ...] (or their `encoder_inputs`, `prepared`)
+        from the core states [B, S] before the first step; the state is zeroed before every later step t where
+        `episode_start[t]` (the first step's state is taken as given: the actor zeroed it already). The encoder runs
+        once over all T x B observations."""
         num_steps, batch_size = observation.shape[:2]
-        features, _ = self._encode(observation.flatten(0, 1))
+        features, _ = self._encode(observation.flatten(0, 1), prepared)
         features = features.view(num_steps, batch_size, -1)
         keep = (~episode_start).to(features.dtype).unsqueeze(-1)
         outputs = []
