@@ -799,15 +799,17 @@ class Experiment:
         evaluate: Callable[[], dict[str, float]],
         holder: Any = None,
     ) -> dict[str, Any]:
-        """Logs the iteration, writes its milestone checkpoint, evaluates, keeps the best checkpoint, appends the CSV
-        row; returns the row."""
+        """Logs the iteration, evaluates, writes the iteration's milestone checkpoint, appends the CSV row and keeps
+        the best checkpoint; returns the row. The milestone marks the iteration finished, so it follows the
+        evaluation: a run killed during an evaluation resumes from an earlier checkpoint and evaluates that iteration
+        again, rather than after it with its evaluation lost; and no row is written without its checkpoint."""
         self.iteration = iteration
         train = self.train_logger.write_performance(self.env_steps)
         self.train_logger.write_agent_statistics(self.env_steps, agent_statistics)
         self.train_logger.write_learner_statistics(learner_steps, learner_statistics)
+        evaluation = evaluate() if self.settings.num_eval_steps > 0 else {}
         name = checkpoint.checkpoint_file_name(self.settings.agent_name, self.settings.environment_name, iteration)
         path = self._write(os.path.join(self.settings.checkpoint_dir, name), state, learner_steps, periodic=False, holder=holder)
-        evaluation = evaluate() if self.settings.num_eval_steps > 0 else {}
         row = {
             'iteration': iteration,
             'env_steps': self.env_steps,

@@ -201,6 +201,34 @@ def test_resuming_from_the_best_checkpoint_drops_later_rows_and_moves_later_chec
     assert float(rows(tmp_path)[1]['wall_time']) <= wall_time
 
 
+def test_a_run_killed_during_an_evaluation_resumes_before_it_and_evaluates_that_iteration(tmp_path):
+    """The milestone checkpoint marks an iteration finished, so it is written after the evaluation: a run that dies
+    within the evaluation of iteration 1 (here the evaluation raises: a killed process never returns from it)
+    resumes from iteration 1's periodic checkpoint, not after iteration 1 with its evaluation lost."""
+    run = Experiment(settings(tmp_path), VECTOR_ENV).begin()
+    run_iteration(run, {'episode_return': 1.0, 'num_episodes': 1})
+
+    def killed() -> dict:
+        raise KeyboardInterrupt
+
+    iteration = next(run.left)
+    for _ in range(10):
+        run.record_train_step(1, [], OBSERVATION)
+    run.save_periodic(state(run.env_steps), run.env_steps)
+    with pytest.raises(KeyboardInterrupt):
+        run.end_iteration(iteration, state(run.env_steps), run.env_steps, {}, {}, killed)
+    run.close()
+    assert files(tmp_path) == [f'{NAME}_0.ckpt', f'{NAME}_1_at20.ckpt']
+    assert [row['iteration'] for row in rows(tmp_path)] == ['0']
+    resumed = Experiment(settings(tmp_path), VECTOR_ENV).begin()
+    assert (resumed.first_iteration, resumed.env_steps) == (1, 20)
+    assert next(resumed.iterations) == 1 and resumed.steps_left() == 0
+    resumed.end_iteration(1, state(20), 20, {}, {}, lambda: {'episode_return': 2.0, 'num_episodes': 1})
+    resumed.close()
+    assert [(row['iteration'], row['eval_episode_return']) for row in rows(tmp_path)] == [('0', '1.0'), ('1', '2.0')]
+    assert f'{NAME}_1.ckpt' in files(tmp_path)
+
+
 def test_resuming_best_without_a_best_checkpoint_is_refused(tmp_path):
     run = Experiment(settings(tmp_path), VECTOR_ENV).begin()
     run_iteration(run)
