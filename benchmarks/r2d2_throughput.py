@@ -110,7 +110,7 @@ def main(argv: Optional[list[str]] = None) -> int:
 
     torch.set_num_threads(1)  # as in an actor process
     run_settings = agent.run_atari_settings.with_values(values)
-    actor = main_loop._ActorFactory(run_settings, values, agent.make_network, agent.build_actor)(0, device)
+    actor = main_loop._ActorFactory(run_settings, main_loop.TakingFlagValues(agent.make_network), main_loop.TakingFlagValues(agent.build_actor))(0, device)
     num_envs, steps = actor.env.num_envs, values['actor_update_interval']
     buffer = {name: torch.empty(shape, dtype=dtype) for name, (shape, dtype) in agent.rollout_spec(steps)(actor.env, num_envs, 0).items()}
     main_loop.prepare_process(run_settings)  # the learner's seeds and threads

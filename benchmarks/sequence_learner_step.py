@@ -54,7 +54,8 @@ def rollouts(parts: r2d2_throughput.AgentParts, values: dict[str, Any], path: Pa
     if path.exists():
         return torch.load(path)
     torch.set_num_threads(1)
-    actor = main_loop._ActorFactory(parts.run_atari_settings.with_values(values), values, parts.make_network, parts.build_actor)(0, torch.device('cpu'))
+    taking = main_loop.TakingFlagValues
+    actor = main_loop._ActorFactory(parts.run_atari_settings.with_values(values), taking(parts.make_network), taking(parts.build_actor))(0, torch.device('cpu'))
     spec = parts.rollout_spec(values['actor_update_interval'])(actor.env, actor.env.num_envs, 0)
     filled = []
     for _ in range(count):

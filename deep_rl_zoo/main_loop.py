@@ -19,7 +19,7 @@ from deep_rl_zoo.episodes import run_env_loop
 from deep_rl_zoo.experiment import Experiment, RunSettings  # re-exported: run scripts and tests import them from here
 from deep_rl_zoo.greedy_actors import EpsilonGreedyActor, PolicyGreedyActor
 from deep_rl_zoo.gym_env import VectorEnvironment
-from deep_rl_zoo.settings import Common, GreedyEvaluation, ObscuredObservations, Settings
+from deep_rl_zoo.settings import ActorsAndLearner, Asynchronous, Common, GreedyEvaluation, ObscuredObservations, Settings
 from deep_rl_zoo.types import Actor, Agent, Learner
 
 EVAL_SEED_OFFSET = 10_000  # evaluation environments never replay the training environments' episodes
@@ -163,21 +163,21 @@ class AsyncSettings:
     max_policy_lag: int  # rollouts made by parameters more than this many updates old are dropped
 
     @classmethod
-    def from_values(cls, values: dict[str, Any]) -> 'AsyncSettings':
-        """The values of `settings.Asynchronous`. `--num_buffers_per_actor=0` (the default) takes buffers
+    def from_settings(cls, settings: Asynchronous) -> 'AsyncSettings':
+        """The run's `settings.Asynchronous` settings. `--num_buffers_per_actor=0` (the default) takes buffers
         for two batches, so that the actors fill the next batch while the learner trains on one: the learner holds a
         batch's buffers until its update ends, so with room for one batch only, actors and learner take turns. Raises
         ValueError, naming the flags, when the buffers cannot hold one batch: the learner would wait forever."""
-        num_actors, batch_rollouts = values['num_actors'], values['batch_rollouts']
+        num_actors, batch_rollouts = settings.num_actors, settings.batch_rollouts
         two_batches = max(2, math.ceil(2 * batch_rollouts / num_actors))
-        num_buffers = values['num_buffers_per_actor'] or two_batches
+        num_buffers = settings.num_buffers_per_actor or two_batches
         if num_actors * num_buffers < batch_rollouts:
             raise ValueError(
                 f'--batch_rollouts={batch_rollouts} is more rollouts than --num_actors={num_actors} x --num_buffers_per_actor={num_buffers} '
                 f'= {num_actors * num_buffers} buffers hold, so the learner would wait forever for a full batch: take --num_buffers_per_actor '
                 f'>= {math.ceil(batch_rollouts / num_actors)} (0, the default, takes {two_batches}: two batches) or --batch_rollouts <= {num_actors * num_buffers}'
             )
-        return cls(num_buffers, batch_rollouts, values['max_policy_lag'])
+        return cls(num_buffers, batch_rollouts, settings.max_policy_lag)
 
 
 class PolicyLagStatistics:
@@ -203,15 +203,15 @@ class PolicyLagStatistics:
         return values
 
 
-def _rollout_sizes(values: dict[str, Any]) -> str:
-    """The flags whose product is the rollout buffers' size, for a message (APPO takes Sample Factory's names)."""
-    if 'num_workers' in values:
+def _rollout_sizes(settings: ActorsAndLearner) -> str:
+    """The flags whose product is the rollout buffers' size, for a message (APPO's are Sample Factory's)."""
+    if hasattr(settings, 'num_workers'):
         return (
-            f'--num_workers={values["num_workers"]} x --num_envs_per_worker={values["num_envs_per_worker"]} x --rollout={values["rollout"]} '
-            f'steps, buffers for --num_batches_to_accumulate={values["num_batches_to_accumulate"]} batches of --batch_size={values["batch_size"]}'
+            f'--num_workers={settings.num_workers} x --num_envs_per_worker={settings.num_envs_per_worker} x --rollout={settings.rollout} '
+            f'steps, buffers for --num_batches_to_accumulate={settings.num_batches_to_accumulate} batches of --batch_size={settings.batch_size}'
         )
-    buffers = f' x --num_buffers_per_actor (for --batch_rollouts={values["batch_rollouts"]})' if 'batch_rollouts' in values else ''
-    return f'--num_actors={values["num_actors"]} x --num_envs_per_actor={values["num_envs_per_actor"]} x --unroll_length={values["unroll_length"]} steps{buffers}'
+    buffers = f' x --num_buffers_per_actor (for --batch_rollouts={settings.batch_rollouts})' if isinstance(settings, Asynchronous) else ''
+    return f'--num_actors={settings.num_actors} x --num_envs_per_actor={settings.num_envs_per_actor} x --unroll_length={settings.unroll_length} steps{buffers}'
 
 
 def run_actors_and_learner(
@@ -354,10 +354,10 @@ def _actor_pool(
 
 
 def train_actors_and_learner(
-    run_settings: Settings,
-    make_network: Callable[[VectorEnvironment, dict[str, Any]], nn.Module],
-    build_learner: Callable[[nn.Module, VectorEnvironment, dict[str, Any], int, torch.device], Learner],
-    build_actor: Callable[[nn.Module, VectorEnvironment, dict[str, Any], int, torch.device], distributed.RolloutActor],
+    run_settings: ActorsAndLearner,
+    make_network: Callable[[VectorEnvironment, Any], nn.Module],
+    build_learner: Callable[[nn.Module, VectorEnvironment, Any, int, torch.device], Learner],
+    build_actor: Callable[[nn.Module, VectorEnvironment, Any, int, torch.device], distributed.RolloutActor],
     rollout_spec: Callable[[VectorEnvironment, int, int], dict[str, tuple[tuple[int, ...], torch.dtype]]],
     asynchronous: bool = False,
     make_eval_actor: Optional[Callable[[nn.Module, torch.device], Actor]] = None,
@@ -365,30 +365,30 @@ def train_actors_and_learner(
 ) -> None:
     """Entry point of the actors + learner run scripts (PPO, IMPALA, ...): everything from the run's resolved settings
     (`flags.resolve_settings`), then iterations; `asynchronous` runs the loop's asynchronous mode with the settings of
-    `settings.Asynchronous`. The learner is `build_learner(network, env, values, total_updates, device)`, where `env`
-    is the run's evaluation environment, whose spaces shape the learner; it is not stepped there. The evaluation actor
-    is `make_eval_actor(learner.network, device)` (IMPALA's recurrent policy), by default `PolicyGreedyActor`. With
-    `count_rooms` the actors' environments count the rooms of Montezuma's Revenge (see `create_environment`). The loop
-    and the builders run with `run_settings.run_values()`; the experiment saves `run_settings.flag_values()`, which
-    differ where the agent's settings have other names (APPO's Sample Factory ones)."""
-    values, config_flags = run_settings.run_values(), run_settings.flag_values()
-    environment_settings = run_settings.with_values(values)  # APPO: its environment as Sample Factory's settings translate
-    async_settings = AsyncSettings.from_values(values) if asynchronous else None
-    prepare_process(run_settings)
-    num_envs = values['num_envs_per_actor']
-    eval_env = create_environment(environment_settings, 1, values['seed'] + EVAL_SEED_OFFSET)
+    `settings.Asynchronous`. The loop and the builders run with `run_settings.core_settings()`, the settings under the
+    core's names (APPO's translated from Sample Factory's); the experiment saves `run_settings.flag_values()`. The
+    network is `make_network(env, settings)`; the learner is `build_learner(network, env, settings, total_updates,
+    device)`, where `env` is the run's evaluation environment, whose spaces shape the learner; it is not stepped there.
+    The evaluation actor is `make_eval_actor(learner.network, device)` (IMPALA's recurrent policy), by default
+    `PolicyGreedyActor`. With `count_rooms` the actors' environments count the rooms of Montezuma's Revenge (see
+    `create_environment`)."""
+    settings = run_settings.core_settings()
+    async_settings = AsyncSettings.from_settings(settings) if asynchronous else None
+    prepare_process(settings)
+    num_envs = settings.num_envs_per_actor
+    eval_env = create_environment(settings, 1, settings.seed + EVAL_SEED_OFFSET)
     try:  # a run that cannot be built closes the environment it opened
-        spec = rollout_spec(eval_env, num_envs, values['unroll_length'])
+        spec = rollout_spec(eval_env, num_envs, settings.unroll_length)
         num_buffers = async_settings.num_buffers_per_actor if async_settings else 1
         # Before anything large is built: rollout buffers that cannot fit are refused in one line.
-        distributed.check_rollout_memory(distributed.rollout_buffer_bytes(values['num_actors'], spec, num_buffers), _rollout_sizes(config_flags))
-        device = learner_device() if values['learner_on_gpu'] else torch.device('cpu')
-        network = make_network(eval_env, values)
-        rollouts_per_update = values['batch_rollouts'] if asynchronous else values['num_actors']
-        steps_per_update = rollouts_per_update * num_envs * values['unroll_length']
-        total_updates = math.ceil(values['num_train_steps'] / steps_per_update) * values['num_iterations']
-        learner = build_learner(network, eval_env, values, total_updates, device)
-        make_actor = _ActorFactory(environment_settings, values, make_network, build_actor, count_rooms)
+        distributed.check_rollout_memory(distributed.rollout_buffer_bytes(settings.num_actors, spec, num_buffers), _rollout_sizes(settings))
+        device = learner_device() if settings.learner_on_gpu else torch.device('cpu')
+        network = make_network(eval_env, settings)
+        rollouts_per_update = settings.batch_rollouts if asynchronous else settings.num_actors
+        steps_per_update = rollouts_per_update * num_envs * settings.unroll_length
+        total_updates = math.ceil(settings.num_train_steps / steps_per_update) * settings.num_iterations
+        learner = build_learner(network, eval_env, settings, total_updates, device)
+        make_actor = _ActorFactory(settings, make_network, build_actor, count_rooms)
         if make_eval_actor is not None:
             eval_actor = make_eval_actor(learner.network, device)
         else:
@@ -398,27 +398,38 @@ def train_actors_and_learner(
         eval_env.close()
         raise
     run_actors_and_learner(
-        experiment, learner, make_actor, spec, values['num_actors'], values['actors_on_gpu'], eval_actor, eval_env, async_settings, values['restart_actors']
+        experiment, learner, make_actor, spec, settings.num_actors, settings.actors_on_gpu, eval_actor, eval_env, async_settings, settings.restart_actors
     )
 
 
 @dataclasses.dataclass
 class _ActorFactory:
-    """Builds actor `actor_id` inside its process: its own environments (seeded apart) and network copy.
+    """Builds actor `actor_id` inside its process from the run's `settings` (under the core's names): its own
+    environments (seeded apart) and network copy.
 
-    A picklable object rather than a closure, so GPU actors can be spawned."""
+    A picklable object rather than a closure (the settings are a frozen dataclass), so GPU actors can be spawned."""
 
-    environment_settings: Common
-    values: dict[str, Any]
-    make_network: Callable[[VectorEnvironment, dict[str, Any]], nn.Module]
+    settings: ActorsAndLearner
+    make_network: Callable[[VectorEnvironment, Any], nn.Module]
     build_actor: Callable[..., distributed.RolloutActor]
     count_rooms: bool = False
 
     def __call__(self, actor_id: int, device: torch.device) -> distributed.RolloutActor:
-        num_envs = self.values['num_envs_per_actor']
-        seed = self.values['seed'] + actor_id * num_envs  # every environment of the run has its own seed
-        env = create_environment(self.environment_settings, num_envs, seed, count_rooms=self.count_rooms)
-        return self.build_actor(self.make_network(env, self.values), env, self.values, seed, device)
+        num_envs = self.settings.num_envs_per_actor
+        seed = self.settings.seed + actor_id * num_envs  # every environment of the run has its own seed
+        env = create_environment(self.settings, num_envs, seed, count_rooms=self.count_rooms)
+        return self.build_actor(self.make_network(env, self.settings), env, self.settings, seed, device)
+
+
+@dataclasses.dataclass(frozen=True)
+class TakingFlagValues:
+    """A builder not yet converted to the settings object (issue 23): called with each settings argument as its
+    `flag_values()` (picklable, as `_ActorFactory` must be)."""
+
+    builder: Callable[..., Any]
+
+    def __call__(self, *arguments: Any) -> Any:
+        return self.builder(*(argument.flag_values() if isinstance(argument, Settings) else argument for argument in arguments))
 
 
 def action_bounds(env: VectorEnvironment) -> tuple[Optional[np.ndarray], Optional[np.ndarray]]:

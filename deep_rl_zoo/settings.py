@@ -88,6 +88,11 @@ class Settings:
         """The values the core runs with (`main_loop`, the experiment): `flag_values()` here."""
         return self.flag_values()
 
+    def core_settings(self) -> 'Settings':
+        """The settings the core runs with (`main_loop`'s actors + learner loop and the builders it calls), under the
+        core's names: these settings here."""
+        return self
+
     def validate(self, source: str = '') -> None:
         """Raises ValueError, in one line naming the flag (and `source`, where the value came from), when a value is
         outside its field's bounds or choices: values of presets, saved configs and imported files, which absl's

@@ -30,8 +30,8 @@ from torch.nn.utils import parameters_to_vector, vector_to_parameters
 
 from deep_rl_zoo import checkpoint, main_loop, ray_backend, rollouts, trackers
 from deep_rl_zoo.a2c import agent as a2c_agent
+from deep_rl_zoo.a2c.settings import A2cGradientSettings
 from deep_rl_zoo.ppo import agent as ppo_agent
-from deep_rl_zoo.settings import Common
 from unit_tests import helpers
 from unit_tests.helpers import REPO_ROOT, TRACEBACK, python_executable, run_module, stderr_lines
 
@@ -139,7 +139,7 @@ def test_each_version_is_put_once_for_all_actors_and_their_rollouts_are_those_of
         ray.init(address=cluster.address)
     make_network, build_actor, rollout_spec = AGENTS[agent]
     values = {**VALUES, 'ray_address': cluster.address}
-    make_actor = main_loop._ActorFactory(Common().with_values(values), values, make_network, build_actor)
+    make_actor = main_loop._ActorFactory(A2cGradientSettings().with_values(values), main_loop.TakingFlagValues(make_network), main_loop.TakingFlagValues(build_actor))
     local_actors, generator_states = [], []  # each actor seeds torch's global generator: one state each, as in processes
     for actor_id in range(2):
         local_actors.append(make_actor(actor_id, torch.device('cpu')))

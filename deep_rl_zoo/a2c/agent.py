@@ -310,10 +310,10 @@ def make_gradient_network(env: VectorEnvironment, values: dict[str, Any]) -> Cat
 
 def train(run_settings: A2cSettings) -> None:
     """Entry point of A2C's run scripts: actors, learner and iterations from the run's settings."""
-    main_loop.train_actors_and_learner(run_settings, make_network, build_learner, build_actor, rollout_spec)
+    main_loop.train_actors_and_learner(run_settings, main_loop.TakingFlagValues(make_network), main_loop.TakingFlagValues(build_learner), main_loop.TakingFlagValues(build_actor), rollout_spec)
 
 
 def train_with_actor_gradients(run_settings: A2cGradientSettings) -> None:
     """Entry point of the gradient variant's run scripts (`run_classic_grad`, `run_atari_grad`)."""
     spec = gradient_rollout_spec(run_settings.flag_values())
-    main_loop.train_actors_and_learner(run_settings, make_gradient_network, build_gradient_learner, build_gradient_actor, spec)
+    main_loop.train_actors_and_learner(run_settings, main_loop.TakingFlagValues(make_gradient_network), main_loop.TakingFlagValues(build_gradient_learner), main_loop.TakingFlagValues(build_gradient_actor), spec)

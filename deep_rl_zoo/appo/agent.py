@@ -389,6 +389,6 @@ def train(run_settings: AppoSettings) -> None:
     values = run_settings.run_values()
     state_size = (values['rnn_size'] * (2 if values['rnn_type'] == 'lstm' else 1)) if values['use_rnn'] else 0
     main_loop.train_actors_and_learner(
-        run_settings, make_network, build_learner, build_actor, functools.partial(policy_set_rollout_spec, state_size=state_size),
+        run_settings, main_loop.TakingFlagValues(make_network), main_loop.TakingFlagValues(build_learner), main_loop.TakingFlagValues(build_actor), functools.partial(policy_set_rollout_spec, state_size=state_size),
         asynchronous=values['async_rl'], make_eval_actor=greedy_actor,
     )  # fmt: skip

@@ -100,6 +100,31 @@ class AppoSettings(settings.Common, settings.ActorsAndLearner, settings.Bf16Lear
         values = sample_factory_config.run_values(self.environment_kind, self.flag_values(), self.given_flags)
         return main_loop.canonical_environment(values)
 
+    def core_settings(self) -> 'AppoCoreSettings':
+        """The settings the core runs with: these, translated from Sample Factory's names (`run_values`)."""
+        return AppoCoreSettings(**{field.name: getattr(self, field.name) for field in dataclasses.fields(self)}).with_values(self.run_values())
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class AppoCoreSettings(AppoSettings, settings.Asynchronous):
+    """APPO's settings as the core runs them (`AppoSettings.core_settings`): Sample Factory's, and the same under the
+    core's names (`num_actors`, `num_envs_per_actor`, `unroll_length`, `discount`, the Atari frame skip and stack, the
+    Atari game under its canonical name), the asynchronous loop's `batch_rollouts` and `num_buffers_per_actor`,
+    `max_policy_lag` in updates (`settings.Asynchronous`'s) and the budgets in agent steps. Its `flag_values()` (every
+    field, no hidden flag) are what checkpoints keep as the run's flags."""
+
+    hidden_flags = frozenset()
+
+    unroll_length: int = settings.derived(0, '--rollout.')
+    sample_factory_max_policy_lag: int = settings.derived(0, "--max_policy_lag as given: Sample Factory's, in SGD steps.")
+    sample_factory_lr_decay_sgd_steps: int = settings.derived(
+        0, "linear_decay's plan as Sample Factory makes it, in SGD steps per policy (0: the run's budget plans it)."
+    )
+
+    def core_settings(self) -> 'AppoCoreSettings':
+        """These settings: the core's already."""
+        return self
+
 
 # Classic control: 2 workers x 4 environments x 32-step rollouts; batches of 2 rollouts (256 samples) in one minibatch,
 # 4 epochs; Adam at 5e-3 decayed linearly to 0; small tanh MLP; GAE lambda 0.8 and gamma 0.98 as in PPO's classic

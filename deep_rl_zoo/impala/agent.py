@@ -221,4 +221,6 @@ def train(run_settings: ImpalaSettings) -> None:
     """Entry point of IMPALA's run scripts: asynchronous actors, learner and iterations from the run's settings."""
     spec = recurrent_rollout_spec(CORE_SIZE) if run_settings.use_lstm else bootstrapped_rollout_spec
     eval_actor = RecurrentPolicyGreedyActor if run_settings.use_lstm else None  # the default: PolicyGreedyActor
-    main_loop.train_actors_and_learner(run_settings, make_network, build_learner, build_actor, spec, asynchronous=True, make_eval_actor=eval_actor)
+    main_loop.train_actors_and_learner(
+        run_settings, main_loop.TakingFlagValues(make_network), main_loop.TakingFlagValues(build_learner), main_loop.TakingFlagValues(build_actor), spec, asynchronous=True, make_eval_actor=eval_actor
+    )

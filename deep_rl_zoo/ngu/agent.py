@@ -467,7 +467,7 @@ def train(
     also takes MiniGrid."""
     values = run_settings.flag_values()
     main_loop.train_actors_and_learner(
-        run_settings, make_network, build_learner, build_actor,
+        run_settings, main_loop.TakingFlagValues(make_network), main_loop.TakingFlagValues(build_learner), main_loop.TakingFlagValues(build_actor),
         rollout_spec(run_settings.actor_update_interval, run_settings.environment_kind, num_q_networks), asynchronous=True,
         make_eval_actor=lambda network, device: make_eval_policy(network, values, run_settings.eval_exploration_epsilon, run_settings.seed, device),
         count_rooms=True,

@@ -220,4 +220,4 @@ def make_network(env: VectorEnvironment, values: dict[str, Any]) -> nn.Module:
 
 def train(run_settings: PpoSettings) -> None:
     """Entry point of PPO's run scripts: actors, learner and iterations from the run's settings."""
-    main_loop.train_actors_and_learner(run_settings, make_network, build_learner, build_actor, rollout_spec)
+    main_loop.train_actors_and_learner(run_settings, main_loop.TakingFlagValues(make_network), main_loop.TakingFlagValues(build_learner), main_loop.TakingFlagValues(build_actor), rollout_spec)

@@ -209,4 +209,6 @@ def build_learner(network: nn.Module, env: VectorEnvironment, values: dict[str, 
 def train(run_settings: PpoRndSettings) -> None:
     """Entry point of PPO-RND's run scripts: actors, learner and iterations from the run's settings (run_classic
     also takes MiniGrid tasks, whose kind the settings name 'minigrid')."""
-    main_loop.train_actors_and_learner(run_settings, make_network, build_learner, build_actor, room_counting_rollout_spec, count_rooms=True)
+    main_loop.train_actors_and_learner(
+        run_settings, main_loop.TakingFlagValues(make_network), main_loop.TakingFlagValues(build_learner), main_loop.TakingFlagValues(build_actor), room_counting_rollout_spec, count_rooms=True
+    )

@@ -311,7 +311,8 @@ def train(run_settings: R2d2Settings) -> None:
     """Entry point of R2D2's run scripts: asynchronous actors, the learner with its replay, iterations from the run's
     settings; run_classic also takes MiniGrid (the baseline of NGU's and Agent57's exploration benchmark)."""
     main_loop.train_actors_and_learner(
-        run_settings, make_network, build_learner, build_actor, rollout_spec(run_settings.actor_update_interval, run_settings.environment_kind),
+        run_settings, main_loop.TakingFlagValues(make_network), main_loop.TakingFlagValues(build_learner), main_loop.TakingFlagValues(build_actor),
+        rollout_spec(run_settings.actor_update_interval, run_settings.environment_kind),
         asynchronous=True, make_eval_actor=lambda network, device: R2d2Policy(network, run_settings.eval_exploration_epsilon, run_settings.seed, device),
         count_rooms=True,
     )  # fmt: skip

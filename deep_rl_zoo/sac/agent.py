@@ -277,4 +277,4 @@ def build_actor(network: nn.Module, env: VectorEnvironment, values: dict[str, An
 
 def train(run_settings: SacSettings) -> None:
     """Entry point of SAC's run scripts: actors, learner (with its replay) and iterations from the run's settings."""
-    main_loop.train_actors_and_learner(run_settings, make_network, build_learner, build_actor, transition_spec)
+    main_loop.train_actors_and_learner(run_settings, main_loop.TakingFlagValues(make_network), main_loop.TakingFlagValues(build_learner), main_loop.TakingFlagValues(build_actor), transition_spec)

@@ -17,6 +17,7 @@ import torch
 
 from deep_rl_zoo import main_loop
 from deep_rl_zoo.main_loop import AsyncSettings, Experiment, RunSettings
+from deep_rl_zoo.settings import Asynchronous
 from unit_tests.helpers import TRACEBACK, run_module, stderr_lines
 
 COLLECT_SECONDS = 0.1
@@ -32,25 +33,25 @@ def script_defaults():
         proc = run_module(f'deep_rl_zoo.impala.{script}', '--help')
         assert proc.returncode == 0, proc.stderr[-2000:]
         printed = dict(re.findall(r'^  --(\w+)=(\S*)', proc.stdout, re.M))
-        defaults[script] = async_values(*(int(printed[name]) for name in ('num_actors', 'batch_rollouts', 'num_buffers_per_actor')))
+        defaults[script] = asynchronous(*(int(printed[name]) for name in ('num_actors', 'batch_rollouts', 'num_buffers_per_actor')))
     return defaults
 
 
-def async_values(num_actors, batch_rollouts, num_buffers_per_actor):
-    return {'num_actors': num_actors, 'batch_rollouts': batch_rollouts, 'num_buffers_per_actor': num_buffers_per_actor, 'max_policy_lag': 100}
+def asynchronous(num_actors, batch_rollouts, num_buffers_per_actor):
+    return Asynchronous(num_actors=num_actors, batch_rollouts=batch_rollouts, num_buffers_per_actor=num_buffers_per_actor, max_policy_lag=100)
 
 
 def test_the_default_buffer_count_holds_two_batches():
-    assert AsyncSettings.from_values(async_values(2, 4, 0)).num_buffers_per_actor == 4  # IMPALA's Atari defaults: 8 buffers
-    assert AsyncSettings.from_values(async_values(2, 2, 0)).num_buffers_per_actor == 2  # run_classic's: 4 buffers
-    assert AsyncSettings.from_values(async_values(1, 3, 0)).num_buffers_per_actor == 6  # the issue's command runs
-    assert AsyncSettings.from_values(async_values(8, 1, 0)).num_buffers_per_actor == 2  # never fewer than 2
-    assert AsyncSettings.from_values(async_values(1, 3, 3)).num_buffers_per_actor == 3  # given: taken as it is
+    assert AsyncSettings.from_settings(asynchronous(2, 4, 0)).num_buffers_per_actor == 4  # IMPALA's Atari defaults: 8 buffers
+    assert AsyncSettings.from_settings(asynchronous(2, 2, 0)).num_buffers_per_actor == 2  # run_classic's: 4 buffers
+    assert AsyncSettings.from_settings(asynchronous(1, 3, 0)).num_buffers_per_actor == 6  # the issue's command runs
+    assert AsyncSettings.from_settings(asynchronous(8, 1, 0)).num_buffers_per_actor == 2  # never fewer than 2
+    assert AsyncSettings.from_settings(asynchronous(1, 3, 3)).num_buffers_per_actor == 3  # given: taken as it is
 
 
 def test_buffers_that_cannot_hold_one_batch_are_refused_naming_the_three_flags():
     with pytest.raises(ValueError) as refused:
-        AsyncSettings.from_values(async_values(1, 3, 2))
+        AsyncSettings.from_settings(asynchronous(1, 3, 2))
     assert str(refused.value) == (
         '--batch_rollouts=3 is more rollouts than --num_actors=1 x --num_buffers_per_actor=2 = 2 buffers hold, so the learner '
         'would wait forever for a full batch: take --num_buffers_per_actor >= 3 (0, the default, takes 6: two batches) or --batch_rollouts <= 2'
@@ -59,9 +60,9 @@ def test_buffers_that_cannot_hold_one_batch_are_refused_naming_the_three_flags()
 
 @pytest.mark.slow  # the scripts' --help in subprocesses
 def test_the_run_scripts_default_to_buffers_for_two_batches(script_defaults):
-    for script, values in script_defaults.items():
-        settings = AsyncSettings.from_values(values)
-        assert values['num_actors'] * settings.num_buffers_per_actor >= 2 * settings.batch_rollouts, script
+    for script, defaults in script_defaults.items():
+        settings = AsyncSettings.from_settings(defaults)
+        assert defaults.num_actors * settings.num_buffers_per_actor >= 2 * settings.batch_rollouts, script
 
 
 @pytest.mark.slow
@@ -160,9 +161,9 @@ def test_with_the_default_buffers_actors_collect_while_the_learner_trains(tmp_pa
     collected during one, whatever the machine's speed: actors and learner take turns. The default now holds two
     batches, and the actors fill the second while the learner trains on the first."""
     defaults = script_defaults['run_atari']
-    assert (defaults['num_actors'], defaults['batch_rollouts']) == (2, 4)
-    old = AsyncSettings.from_values({**defaults, 'num_buffers_per_actor': 2})
-    new = AsyncSettings.from_values(defaults)
+    assert (defaults.num_actors, defaults.batch_rollouts) == (2, 4)
+    old = AsyncSettings.from_settings(defaults.replace(num_buffers_per_actor=2))
+    new = AsyncSettings.from_settings(defaults)
     results = {}
     for name, settings in (('old', old), ('new', new)):
         learner, during, seconds_per_update = run_timed(tmp_path / name, settings)
