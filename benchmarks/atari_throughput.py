@@ -392,23 +392,21 @@ def profile(args: argparse.Namespace) -> str:
     from deep_rl_zoo.ppo import agent, settings
 
     breakout = settings.ATARI.replace(environment_name='Breakout', num_envs_per_actor=NUM_ENVS, seed=args.seed)  # run_atari's defaults
-    values = breakout.flag_values()
-    learner_threads = values['learner_threads']
     torch.manual_seed(args.seed)
     env = main_loop.create_environment(breakout, NUM_ENVS, args.seed)
-    spec = agent.rollout_spec(env, NUM_ENVS, values['unroll_length'])
-    learner = agent.build_learner(agent.make_network(env, values), env, values, 1000, torch.device('cpu'))
-    actor = agent.build_actor(agent.make_network(env, values), env, values, args.seed, torch.device('cpu'))
+    spec = agent.rollout_spec(env, NUM_ENVS, breakout.unroll_length)
+    learner = agent.build_learner(agent.make_network(env, breakout), env, breakout, 1000, torch.device('cpu'))
+    actor = agent.build_actor(agent.make_network(env, breakout), env, breakout, args.seed, torch.device('cpu'))
     context = distributed.process_context([torch.device('cpu')])  # what run_atari uses for CPU actors
     parameters = distributed.SharedParameters(learner.network, context)
     (buffers,) = distributed.make_rollout_buffers(1, spec)
     receiver, sender = context.Pipe(duplex=False)  # the pipe type actors report through
-    steps_per_iteration = NUM_ENVS * values['unroll_length']
+    steps_per_iteration = NUM_ENVS * breakout.unroll_length
 
     sections = Sections()
     actor.network.forward = sections.wrap('actor: forward (batch 8, 1 thread)', actor.network.forward)
     actor.env.step = sections.wrap('actor: env step (C++ env + our wrapper)', actor.env.step)
-    learner.network.forward = sections.wrap(f'learner: forward (minibatch, {learner_threads} threads)', learner.network.forward)
+    learner.network.forward = sections.wrap(f'learner: forward (minibatch, {breakout.learner_threads} threads)', learner.network.forward)
     learner.optimizer.step = sections.wrap('learner: Adam step', learner.optimizer.step)
     original_backward, original_clip = torch.Tensor.backward, torch.nn.utils.clip_grad_norm_
     torch.Tensor.backward = sections.wrap('learner: backward', original_backward)
@@ -427,7 +425,7 @@ def profile(args: argparse.Namespace) -> str:
         sender.send(distributed.Rollout(0, 0, 1, finished))
         receiver.recv()
         sections.add('transport: rollout message (pipe)', time.perf_counter() - start)
-        torch.set_num_threads(learner_threads)
+        torch.set_num_threads(breakout.learner_threads)
         start = time.perf_counter()
         learner.update(buffers)
         sections.add('learner: update (total)', time.perf_counter() - start)
@@ -458,8 +456,8 @@ def profile(args: argparse.Namespace) -> str:
     order = sorted(seconds, key=lambda name: (name.split(':')[0] != 'actor', name.split(':')[0] != 'learner', 'other' in name, name))
     n = args.profile_iterations
     lines = [
-        f'Profile: PPO Breakout, {NUM_ENVS} envs x {values["unroll_length"]} steps per iteration, {values["num_epochs"]} epochs x '
-        f'{values["num_minibatches"]} minibatches, {n} iterations after 1 warm-up, in one process',
+        f'Profile: PPO Breakout, {NUM_ENVS} envs x {breakout.unroll_length} steps per iteration, {breakout.num_epochs} epochs x '
+        f'{breakout.num_minibatches} minibatches, {n} iterations after 1 warm-up, in one process',
         '',
         '| section | seconds | ms / iteration | share |',
         '|---|---:|---:|---:|',

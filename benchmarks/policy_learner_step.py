@@ -34,11 +34,12 @@ import gymnasium
 import numpy as np
 import torch
 
-from deep_rl_zoo import rollouts
+from deep_rl_zoo import main_loop, rollouts
 from deep_rl_zoo.appo import agent as appo_agent
 from deep_rl_zoo.appo import settings as appo_settings
 from deep_rl_zoo.ppo import agent as ppo_agent
 from deep_rl_zoo.ppo import settings as ppo_settings
+from deep_rl_zoo.settings import ActorsAndLearner
 
 MODES = ('float32', 'bf16')
 BREAKOUT = types.SimpleNamespace(  # what the builders and rollout specs read of Breakout's vector environment
@@ -61,28 +62,32 @@ def synthetic_rollout(spec: dict[str, tuple[tuple[int, ...], torch.dtype]], gene
     return {name: fills[name](shape) if name in fills else torch.zeros(shape, dtype=dtype) for name, (shape, dtype) in spec.items()}
 
 
-def _learner_and_rollouts(agent: Any, values: dict[str, Any], make_spec: Callable[..., Any], num_rollouts: int) -> tuple[Any, list[dict[str, torch.Tensor]]]:
-    """`agent`'s learner from run values `values` and `num_rollouts` synthetic rollouts of the spec `make_spec` gives."""
-    torch.manual_seed(values['seed'])
-    learner = agent.build_learner(agent.make_network(BREAKOUT, values), BREAKOUT, values, 1_000, torch.device('cpu'))
+def _learner_and_rollouts(agent: Any, settings: ActorsAndLearner, make_spec: Callable[..., Any], num_rollouts: int) -> tuple[Any, list[dict[str, torch.Tensor]]]:
+    """`agent`'s learner from the run's `settings` (under the core's names) and `num_rollouts` synthetic rollouts of the
+    spec `make_spec` gives."""
+    torch.manual_seed(settings.seed)
+    learner = agent.build_learner(agent.make_network(BREAKOUT, settings), BREAKOUT, settings, 1_000, torch.device('cpu'))
     generator = torch.Generator().manual_seed(0)
-    spec = make_spec(BREAKOUT, values['num_envs_per_actor'], values['unroll_length'])
+    spec = make_spec(BREAKOUT, settings.num_envs_per_actor, settings.unroll_length)
     return learner, [synthetic_rollout(spec, generator) for _ in range(num_rollouts)]
 
 
 def ppo_parts(bf16: bool) -> tuple[Any, list[dict[str, torch.Tensor]], int]:
     """PPO's run_atari learner (with --bf16_learning when `bf16`), its batch of rollouts and the minibatch samples of an update."""
-    values = ppo_settings.ATARI.replace(bf16_learning=bf16).run_values()
-    learner, buffers = _learner_and_rollouts(ppo_agent, values, rollouts.rollout_spec, values['num_actors'])
-    return learner, buffers, values['num_epochs'] * values['num_actors'] * values['num_envs_per_actor'] * values['unroll_length']
+    settings = ppo_settings.ATARI.replace(bf16_learning=bf16)
+    learner, buffers = _learner_and_rollouts(ppo_agent, settings, rollouts.rollout_spec, settings.num_actors)
+    return learner, buffers, settings.num_epochs * settings.num_actors * settings.num_envs_per_actor * settings.unroll_length
 
 
 def appo_parts(bf16: bool) -> tuple[Any, list[dict[str, torch.Tensor]], int]:
     """APPO's run_atari learner (with --bf16_learning when `bf16`), one training batch of rollouts and its minibatch
     samples per update."""
-    values = appo_settings.ATARI.replace(bf16_learning=bf16).run_values()
-    learner, buffers = _learner_and_rollouts(appo_agent, values, rollouts.policy_set_rollout_spec, values['batch_rollouts'])
-    return learner, buffers, values['num_epochs'] * values['batch_size'] * values['num_batches_per_epoch']
+    settings = appo_settings.ATARI.replace(bf16_learning=bf16).core_settings()
+    agent = types.SimpleNamespace(  # APPO's builders take the flag values until they are converted (issue 23)
+        make_network=main_loop.TakingFlagValues(appo_agent.make_network), build_learner=main_loop.TakingFlagValues(appo_agent.build_learner)
+    )
+    learner, buffers = _learner_and_rollouts(agent, settings, rollouts.policy_set_rollout_spec, settings.batch_rollouts)
+    return learner, buffers, settings.num_epochs * settings.batch_size * settings.num_batches_per_epoch
 
 
 AGENTS = {'ppo': ppo_parts, 'appo': appo_parts}

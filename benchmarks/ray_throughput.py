@@ -33,6 +33,7 @@ import torch
 from benchmarks.atari_throughput import measure_training
 from deep_rl_zoo import gym_env, rollouts
 from deep_rl_zoo.ppo import agent
+from deep_rl_zoo.ppo.settings import PpoSettings
 
 # environment: (kind, run script, actors, envs per actor, steps per rollout), the run scripts' defaults
 ENVIRONMENTS = {
@@ -46,7 +47,7 @@ def bytes_per_update(environment: str) -> tuple[int, int]:
     kind, _, num_actors, num_envs, unroll_length = ENVIRONMENTS[environment]
     env = gym_env.create_vector_env(kind, environment, 1, 0)
     try:
-        parameters = sum(parameter.numel() * 4 for parameter in agent.make_network(env, {}).parameters())  # float32
+        parameters = sum(parameter.numel() * 4 for parameter in agent.make_network(env, PpoSettings()).parameters())  # float32
         spec = rollouts.rollout_spec(env, num_envs, unroll_length)
     finally:
         env.close()

@@ -264,7 +264,7 @@ def build_agent(
         target_network_update_interval=settings.target_network_update_interval,
         batch_size=settings.batch_size,
         max_grad_norm=settings.max_grad_norm,
-        terminal_on_life_loss=settings.environment_kind == 'atari' and settings.terminal_on_life_loss,  # only Atari games have lives
+        terminal_on_life_loss=settings.life_loss_is_terminal,
         seed=settings.seed,
         device=device,
         importance_sampling_exponent=importance_sampling_exponent,

@@ -180,6 +180,12 @@ class Common(Settings):
     clip_reward: bool = setting(True, 'Learn from sign-clipped rewards (scores are still reported raw).', theme='environment', kinds=('atari',))
     terminal_on_life_loss: bool = setting(True, 'Treat a lost life as terminal for learning (episodes still last whole games).', theme='environment', kinds=('atari',))
 
+    @property
+    def life_loss_is_terminal(self) -> bool:
+        """Whether a lost life is a learning terminal: --terminal_on_life_loss, a flag of Atari runs only (no other kind
+        of environment has lives)."""
+        return self.environment_kind == 'atari' and self.terminal_on_life_loss
+
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class SingleProcess(Settings):

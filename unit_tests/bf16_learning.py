@@ -79,9 +79,9 @@ def check_the_nature_cnn_update(agent: Any, atari_settings: Any) -> None:
     moves, by under 2%, and the gradient keeps its direction (cosine > 0.99)."""
 
     def build_learner(bf16: bool) -> Any:
-        values = atari_settings.replace(bf16_learning=bf16).run_values()
+        settings = atari_settings.replace(bf16_learning=bf16)
         torch.manual_seed(0)
-        return agent.build_learner(agent.make_network(ATARI_SPACES, values), ATARI_SPACES, values, 10, torch.device('cpu'))
+        return agent.build_learner(agent.make_network(ATARI_SPACES, settings), ATARI_SPACES, settings, 10, torch.device('cpu'))
 
     def loss(update: Update) -> float:
         statistics = update.statistics

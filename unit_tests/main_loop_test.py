@@ -594,7 +594,5 @@ def test_a_run_that_cannot_be_built_closes_the_environments_it_opened(monkeypatc
     assert len(opened) == 2 and all(getattr(env, 'was_closed', False) for env in opened)  # training and evaluation envs
     opened.clear()
     with pytest.raises(ValueError, match='cannot be built'):
-        main_loop.train_actors_and_learner(
-            ppo_settings.CLASSIC.replace(**directories), main_loop.TakingFlagValues(ppo_agent.make_network), refuse, ppo_agent.build_actor, ppo_agent.rollout_spec
-        )
+        main_loop.train_actors_and_learner(ppo_settings.CLASSIC.replace(**directories), ppo_agent.make_network, refuse, ppo_agent.build_actor, ppo_agent.rollout_spec)
     assert len(opened) == 1 and opened[0].was_closed  # the evaluation env the learner is shaped by

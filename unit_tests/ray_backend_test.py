@@ -118,15 +118,15 @@ class NoStop:
         return False
 
 
-VALUES = {
-    'environment_name': 'CartPole-v1', 'seed': 4, 'num_envs_per_actor': 2, 'unroll_length': 5, 'discount': 0.99, 'scale_rewards': False,
-    'value_coef': 0.5, 'entropy_coef': 0.01, 'gae_lambda': 1.0, 'gradient_compression': 'bfloat16',
-    'ray_num_cpus_per_actor': 1.0, 'ray_num_gpus_per_actor': 0.0,
-}  # fmt: skip
+# The settings of both agents' actors (A2C's gradient variant has every setting PPO's actor reads).
+SETTINGS = A2cGradientSettings(
+    environment_name='CartPole-v1', seed=4, num_envs_per_actor=2, unroll_length=5, discount=0.99, scale_rewards=False, value_coef=0.5,
+    entropy_coef=0.01, gae_lambda=1.0, gradient_compression='bfloat16', ray_num_cpus_per_actor=1.0, ray_num_gpus_per_actor=0.0,
+)  # fmt: skip
 # agent: (its network, its actor, its rollout spec); A2C's gradient variant adds a bfloat16 gradient to each rollout.
 AGENTS = {
     'PPO': (ppo_agent.make_network, ppo_agent.build_actor, rollouts.rollout_spec),
-    'A2C-grad': (a2c_agent.make_network, a2c_agent.build_gradient_actor, a2c_agent.gradient_rollout_spec(VALUES)),
+    'A2C-grad': (a2c_agent.make_network, a2c_agent.build_gradient_actor, a2c_agent.gradient_rollout_spec(SETTINGS)),
 }
 
 
@@ -138,19 +138,19 @@ def test_each_version_is_put_once_for_all_actors_and_their_rollouts_are_those_of
     if not ray.is_initialized():
         ray.init(address=cluster.address)
     make_network, build_actor, rollout_spec = AGENTS[agent]
-    values = {**VALUES, 'ray_address': cluster.address}
-    make_actor = main_loop._ActorFactory(A2cGradientSettings().with_values(values), main_loop.TakingFlagValues(make_network), main_loop.TakingFlagValues(build_actor))
+    settings = SETTINGS.replace(ray_address=cluster.address)
+    make_actor = main_loop._ActorFactory(settings, make_network, build_actor)
     local_actors, generator_states = [], []  # each actor seeds torch's global generator: one state each, as in processes
     for actor_id in range(2):
         local_actors.append(make_actor(actor_id, torch.device('cpu')))
         generator_states.append(torch.get_rng_state())
     env = getattr(local_actors[0], 'rollout_actor', local_actors[0]).env  # a gradient actor wraps a rollout actor
     spec = rollout_spec(env, 2, 5)
-    learner_network = make_network(env, values)
+    learner_network = make_network(env, settings)
     puts = []
     put = ray.put
     monkeypatch.setattr(ray, 'put', lambda value: puts.append(type(value).__name__) or put(value))
-    pool = ray_backend.RayActorPool(make_actor, spec, 2, 1, values, log_statistics=lambda statistics: None)
+    pool = ray_backend.RayActorPool(make_actor, spec, 2, 1, settings.flag_values(), log_statistics=lambda statistics: None)
     try:
         pool.start()
         for version in (1, 2, 3):

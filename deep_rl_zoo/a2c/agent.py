@@ -218,15 +218,15 @@ class GradientActor:
         return finished
 
 
-def gradient_rollout_spec(values: dict[str, Any]) -> Callable[[VectorEnvironment, int, int], dict[str, tuple[tuple[int, ...], torch.dtype]]]:
+def gradient_rollout_spec(settings: A2cGradientSettings) -> Callable[[VectorEnvironment, int, int], dict[str, tuple[tuple[int, ...], torch.dtype]]]:
     """The buffer spec of a gradient actor: an A2C rollout, the encoded gradient of the network's parameters
     (`--gradient_compression`) and the loss parts."""
 
     def spec(env: VectorEnvironment, num_envs: int, unroll_length: int) -> dict[str, tuple[tuple[int, ...], torch.dtype]]:
-        num_parameters = sum(parameter.numel() for parameter in make_network(env, values).parameters())
+        num_parameters = sum(parameter.numel() for parameter in make_network(env, settings).parameters())
         return {
             **rollout_spec(env, num_envs, unroll_length),
-            **gradient_compression.buffer_spec(values['gradient_compression'], num_parameters),
+            **gradient_compression.buffer_spec(settings.gradient_compression, num_parameters),
             'loss_statistics': ((len(ACTOR_STATISTICS),), torch.float32),
         }
 
@@ -236,57 +236,56 @@ def gradient_rollout_spec(values: dict[str, Any]) -> Callable[[VectorEnvironment
 def build_learner(
     network: nn.Module,
     env: VectorEnvironment,
-    values: dict[str, Any],
+    settings: A2cSettings,
     total_updates: int,
     device: torch.device,
     learner_class: type[A2cLearner] = A2cLearner,
     **options: Any,
 ) -> A2cLearner:
-    """An A2C learner from the run's flag values (see `A2cSettings`); `options` go to `learner_class`."""
+    """An A2C learner from the run's `settings`; `options` go to `learner_class`."""
     return learner_class(
         network,
-        learning_rate=values['learning_rate'],
-        entropy_coef=values['entropy_coef'],
-        value_coef=values['value_coef'],
-        gae_lambda=values['gae_lambda'],
-        max_grad_norm=values['max_grad_norm'],
+        learning_rate=settings.learning_rate,
+        entropy_coef=settings.entropy_coef,
+        value_coef=settings.value_coef,
+        gae_lambda=settings.gae_lambda,
+        max_grad_norm=settings.max_grad_norm,
         total_updates=total_updates,
-        anneal_learning_rate=values['anneal_learning_rate'],
-        optimizer=values['optimizer'],
-        rmsprop_alpha=values['rmsprop_alpha'],
-        optimizer_eps=values['optimizer_eps'],
-        bf16_learning=values.get('bf16_learning', False),
+        anneal_learning_rate=settings.anneal_learning_rate,
+        optimizer=settings.optimizer,
+        rmsprop_alpha=settings.rmsprop_alpha,
+        optimizer_eps=settings.optimizer_eps,
+        bf16_learning=settings.bf16_learning,
         device=device,
         **options,
     )
 
 
-def build_gradient_learner(network: nn.Module, env: VectorEnvironment, values: dict[str, Any], total_updates: int, device: torch.device) -> A2cGradientLearner:
-    """The learner of the gradient variant from the run's flag values."""
-    return build_learner(network, env, values, total_updates, device, A2cGradientLearner, compression=values['gradient_compression'])
+def build_gradient_learner(network: nn.Module, env: VectorEnvironment, settings: A2cGradientSettings, total_updates: int, device: torch.device) -> A2cGradientLearner:
+    """The learner of the gradient variant from the run's `settings`."""
+    return build_learner(network, env, settings, total_updates, device, A2cGradientLearner, compression=settings.gradient_compression)
 
 
-def build_actor(network: nn.Module, env: VectorEnvironment, values: dict[str, Any], seed: int, device: torch.device) -> OnPolicyActor:
-    """An actor sampling the current policy, from the run's flag values (`--scale_rewards`: the rewards it stores
+def build_actor(network: nn.Module, env: VectorEnvironment, settings: A2cSettings, seed: int, device: torch.device) -> OnPolicyActor:
+    """An actor sampling the current policy, from the run's `settings` (`--scale_rewards`: the rewards it stores
     are divided by the running std of its environments' discounted returns)."""
     return OnPolicyActor(
-        network, env, values['unroll_length'], values['discount'], values.get('terminal_on_life_loss', False), seed, device,
-        scale_rewards=values.get('scale_rewards', False),
-    )  # fmt: skip
+        network, env, settings.unroll_length, settings.discount, settings.life_loss_is_terminal, seed, device, scale_rewards=settings.scale_rewards
+    )
 
 
-def build_gradient_actor(network: nn.Module, env: VectorEnvironment, values: dict[str, Any], seed: int, device: torch.device) -> GradientActor:
+def build_gradient_actor(network: nn.Module, env: VectorEnvironment, settings: A2cGradientSettings, seed: int, device: torch.device) -> GradientActor:
     """An actor of the gradient variant (samples the policy, then computes its rollout's gradient)."""
-    loss = A2cLoss(value_coef=values['value_coef'], entropy_coef=values['entropy_coef'], gae_lambda=values['gae_lambda'])
-    return GradientActor(build_actor(network, env, values, seed, device), loss, values['gradient_compression'], seed)
+    loss = A2cLoss(value_coef=settings.value_coef, entropy_coef=settings.entropy_coef, gae_lambda=settings.gae_lambda)
+    return GradientActor(build_actor(network, env, settings, seed, device), loss, settings.gradient_compression, seed)
 
 
-def make_network(env: VectorEnvironment, values: dict[str, Any]) -> CategoricalActorCritic:
+def make_network(env: VectorEnvironment, settings: A2cSettings) -> CategoricalActorCritic:
     """The Nature CNN with policy and value heads on one torso for Atari frames (the paper shares all non-output
     layers); separate tanh MLPs for vector observations, with a running observation normaliser in front with
     --normalize_observations (rl-baselines3-zoo's `normalize`; the learner updates it)."""
     network = actor_critic_for(env, 'A2C')
-    if not values.get('normalize_observations', False):
+    if not settings.normalize_observations:
         return network
     observation_shape = env.single_observation_space.shape
     if len(observation_shape) != 1:
@@ -297,23 +296,24 @@ def make_network(env: VectorEnvironment, values: dict[str, Any]) -> CategoricalA
     return mlp_actor_critic(observation_shape[0], int(env.single_action_space.n), normalize_observations=True)
 
 
-def make_gradient_network(env: VectorEnvironment, values: dict[str, Any]) -> CategoricalActorCritic:
+def make_gradient_network(env: VectorEnvironment, settings: A2cGradientSettings) -> CategoricalActorCritic:
     """The gradient variant's network: A2C's, without observation normalisation (its learner never sees the
     observations the statistics would need: the actors send gradients)."""
-    if values.get('normalize_observations', False):
+    if settings.normalize_observations:
         raise ValueError(
             "--normalize_observations is not available to A2C's gradient variant (its learner receives gradients, not "
             'the observations the running statistics need); deep_rl_zoo.a2c.run_classic takes it'
         )
-    return make_network(env, values)
+    return make_network(env, settings)
 
 
 def train(run_settings: A2cSettings) -> None:
     """Entry point of A2C's run scripts: actors, learner and iterations from the run's settings."""
-    main_loop.train_actors_and_learner(run_settings, main_loop.TakingFlagValues(make_network), main_loop.TakingFlagValues(build_learner), main_loop.TakingFlagValues(build_actor), rollout_spec)
+    main_loop.train_actors_and_learner(run_settings, make_network, build_learner, build_actor, rollout_spec)
 
 
 def train_with_actor_gradients(run_settings: A2cGradientSettings) -> None:
     """Entry point of the gradient variant's run scripts (`run_classic_grad`, `run_atari_grad`)."""
-    spec = gradient_rollout_spec(run_settings.flag_values())
-    main_loop.train_actors_and_learner(run_settings, main_loop.TakingFlagValues(make_gradient_network), main_loop.TakingFlagValues(build_gradient_learner), main_loop.TakingFlagValues(build_gradient_actor), spec)
+    main_loop.train_actors_and_learner(
+        run_settings, make_gradient_network, build_gradient_learner, build_gradient_actor, gradient_rollout_spec(run_settings)
+    )

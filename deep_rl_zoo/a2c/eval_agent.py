@@ -12,7 +12,7 @@ flags.define_settings(settings.EVALUATION)
 
 
 def main(eval_settings: settings.Evaluation) -> None:
-    evaluation.evaluate_checkpoint(eval_settings, ('A2C', 'A2C-grad'), A2cSettings, lambda env, train_settings: make_network(env, train_settings.flag_values()), evaluation.most_likely_action)
+    evaluation.evaluate_checkpoint(eval_settings, ('A2C', 'A2C-grad'), A2cSettings, make_network, evaluation.most_likely_action)
 
 
 if __name__ == '__main__':

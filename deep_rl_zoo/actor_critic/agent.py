@@ -156,17 +156,17 @@ class ActorCritic:
         self.learner_steps = int(state['learner_steps'])
 
 
-def build_agent(network: nn.Module, env: VectorEnvironment, values: dict[str, Any], device: torch.device) -> ActorCritic:
-    """An actor-critic agent from the run's flag values (see `ActorCriticSettings`)."""
+def build_agent(network: nn.Module, env: VectorEnvironment, settings: ActorCriticSettings, device: torch.device) -> ActorCritic:
+    """An actor-critic agent from the run's `settings`."""
     return ActorCritic(
         network,
-        torch.optim.Adam(network.parameters(), lr=values['learning_rate'], eps=1e-5),
-        unroll_length=values['unroll_length'],
-        discount=values['discount'],
-        entropy_coef=values['entropy_coef'],
-        value_coef=values['value_coef'],
-        max_grad_norm=values['max_grad_norm'],
-        terminal_on_life_loss=values.get('terminal_on_life_loss', False),
+        torch.optim.Adam(network.parameters(), lr=settings.learning_rate, eps=1e-5),
+        unroll_length=settings.unroll_length,
+        discount=settings.discount,
+        entropy_coef=settings.entropy_coef,
+        value_coef=settings.value_coef,
+        max_grad_norm=settings.max_grad_norm,
+        terminal_on_life_loss=settings.life_loss_is_terminal,
         device=device,
     )
 
@@ -180,7 +180,5 @@ def make_network(env: VectorEnvironment, settings: ActorCriticSettings) -> nn.Mo
 def train(run_settings: ActorCriticSettings) -> None:
     """Entry point of the actor-critic run scripts: environments, agent and iterations from the run's settings."""
     main_loop.train_value_agent(
-        run_settings,
-        lambda env, settings, device: build_agent(make_network(env, settings), env, settings.flag_values(), device),  # build_agent: to convert (issue 23)
-        make_eval_actor=greedy_policy_actor,
+        run_settings, lambda env, settings, device: build_agent(make_network(env, settings), env, settings, device), make_eval_actor=greedy_policy_actor
     )

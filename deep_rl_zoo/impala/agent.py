@@ -34,8 +34,6 @@ zeroed at episode starts. Actors carry the state across rollouts and store the s
 learner unrolls the core from it over the T steps and the bootstrap step, and the V-trace loss is the same.
 """
 
-from typing import Any
-
 import torch
 from torch import nn
 
@@ -155,62 +153,65 @@ def _threshold(value: float) -> float | None:
     return value if value > 0 else None
 
 
-def build_learner(network: nn.Module, env: VectorEnvironment, values: dict[str, Any], total_updates: int, device: torch.device) -> ImpalaLearner:
-    """An IMPALA learner from the run's flag values (see `ImpalaSettings`)."""
+def build_learner(network: nn.Module, env: VectorEnvironment, settings: ImpalaSettings, total_updates: int, device: torch.device) -> ImpalaLearner:
+    """An IMPALA learner from the run's `settings`."""
     return ImpalaLearner(
         network,
-        learning_rate=values['learning_rate'],
-        entropy_coef=values['entropy_coef'],
-        value_coef=values['value_coef'],
-        max_grad_norm=values['max_grad_norm'],
+        learning_rate=settings.learning_rate,
+        entropy_coef=settings.entropy_coef,
+        value_coef=settings.value_coef,
+        max_grad_norm=settings.max_grad_norm,
         total_updates=total_updates,
-        anneal_learning_rate=values['anneal_learning_rate'],
-        clip_rho_threshold=_threshold(values['clip_rho_threshold']),
-        clip_pg_rho_threshold=_threshold(values['clip_pg_rho_threshold']),
-        clip_c_threshold=_threshold(values['clip_c_threshold']),
-        vtrace_lambda=values['vtrace_lambda'],
-        optimizer=values['optimizer'],
-        rmsprop_alpha=values['rmsprop_alpha'],
-        optimizer_eps=values['optimizer_eps'],
-        bf16_learning=values.get('bf16_learning', False),
+        anneal_learning_rate=settings.anneal_learning_rate,
+        clip_rho_threshold=_threshold(settings.clip_rho_threshold),
+        clip_pg_rho_threshold=_threshold(settings.clip_pg_rho_threshold),
+        clip_c_threshold=_threshold(settings.clip_c_threshold),
+        vtrace_lambda=settings.vtrace_lambda,
+        optimizer=settings.optimizer,
+        rmsprop_alpha=settings.rmsprop_alpha,
+        optimizer_eps=settings.optimizer_eps,
+        bf16_learning=settings.bf16_learning,
         device=device,
     )
 
 
-def build_actor(network: nn.Module, env: VectorEnvironment, values: dict[str, Any], seed: int, device: torch.device) -> OnPolicyActor:
-    """An actor sampling its copy of the policy (the behaviour policy mu), from the run's flag values; with the LSTM
+def build_actor(network: nn.Module, env: VectorEnvironment, settings: ImpalaSettings, seed: int, device: torch.device) -> OnPolicyActor:
+    """An actor sampling its copy of the policy (the behaviour policy mu), from the run's `settings`; with the LSTM
     core it carries the core state across steps and rollouts."""
     actor_class = RecurrentOnPolicyActor if isinstance(network, RecurrentActorCritic) else OnPolicyActor
-    return actor_class(network, env, values['unroll_length'], values['discount'], values.get('terminal_on_life_loss', False), seed, device)
+    return actor_class(network, env, settings.unroll_length, settings.discount, settings.life_loss_is_terminal, seed, device)
 
 
-def make_network(env: VectorEnvironment, values: dict[str, Any]) -> CategoricalActorCritic | RecurrentActorCritic:
+def make_network(env: VectorEnvironment, settings: ImpalaSettings) -> CategoricalActorCritic | RecurrentActorCritic:
     """Atari: the Nature CNN (`--torso=nature`) or the deep residual network (`--torso=impala_resnet`) under both
     heads; vector observations: separate tanh MLPs. `--use_lstm`: the network with the paper's LSTM core instead."""
-    if values.get('use_lstm', False):
-        return make_recurrent_network(env, values)
+    if settings.use_lstm:
+        return make_recurrent_network(env, settings)
     network = actor_critic_for(env, 'IMPALA')
-    torso = values.get('torso', 'nature')
     if not isinstance(network.torso, NatureCnnTorso):
-        if 'torso' in values:
-            raise ValueError(f'--torso applies to Atari frames only, got observations of shape {env.single_observation_space.shape}')
+        refuse_torso_for_vectors(settings, env.single_observation_space.shape)
         return network
-    if torso == 'impala_resnet':
+    if settings.torso == 'impala_resnet':
         frame_stack, frame_size = env.single_observation_space.shape[:2]
         network = CategoricalActorCritic(ImpalaResNetTorso(frame_stack, frame_size), int(env.single_action_space.n))
     return network
 
 
-def make_recurrent_network(env: VectorEnvironment, values: dict[str, Any]) -> RecurrentActorCritic:
+def refuse_torso_for_vectors(settings: ImpalaSettings, observation_shape: tuple[int, ...]) -> None:
+    """--torso is a flag of Atari runs (their frames): settings of one refuse vector observations in one line."""
+    if settings.environment_kind == 'atari':
+        raise ValueError(f'--torso applies to Atari frames only, got observations of shape {observation_shape}')
+
+
+def make_recurrent_network(env: VectorEnvironment, settings: ImpalaSettings) -> RecurrentActorCritic:
     """`--use_lstm`: one torso (the `--torso` CNN for Atari, a tanh MLP for vectors) whose output, with the one-hot
     previous action and the clipped previous reward, feeds an LSTM core of CORE_SIZE units under both heads."""
     observation_shape = env.single_observation_space.shape
     if len(observation_shape) != 3:
-        if 'torso' in values:
-            raise ValueError(f'--torso applies to Atari frames only, got observations of shape {observation_shape}')
+        refuse_torso_for_vectors(settings, observation_shape)
         return recurrent_actor_critic_for(env, 'IMPALA', core_size=CORE_SIZE)
     frame_stack, frame_size = observation_shape[:2]
-    if values.get('torso', 'nature') == 'impala_resnet':
+    if settings.torso == 'impala_resnet':
         torso: nn.Module = ImpalaResNetTorso(frame_stack, frame_size)
     else:
         torso = NatureCnnTorso(frame_stack, frame_size)
@@ -221,6 +222,4 @@ def train(run_settings: ImpalaSettings) -> None:
     """Entry point of IMPALA's run scripts: asynchronous actors, learner and iterations from the run's settings."""
     spec = recurrent_rollout_spec(CORE_SIZE) if run_settings.use_lstm else bootstrapped_rollout_spec
     eval_actor = RecurrentPolicyGreedyActor if run_settings.use_lstm else None  # the default: PolicyGreedyActor
-    main_loop.train_actors_and_learner(
-        run_settings, main_loop.TakingFlagValues(make_network), main_loop.TakingFlagValues(build_learner), main_loop.TakingFlagValues(build_actor), spec, asynchronous=True, make_eval_actor=eval_actor
-    )
+    main_loop.train_actors_and_learner(run_settings, make_network, build_learner, build_actor, spec, asynchronous=True, make_eval_actor=eval_actor)

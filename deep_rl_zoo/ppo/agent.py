@@ -152,72 +152,70 @@ def minibatches(num_samples: int, num_minibatches: int, device: torch.device) ->
         yield permutation[start : start + size]
 
 
-def learner_arguments(values: dict[str, Any], total_updates: int, device: torch.device) -> dict[str, Any]:
-    """`PpoLearner`'s keyword arguments from the run's flag values (see `PpoSettings`); the curiosity agents'
-    learners take them too."""
+def learner_arguments(settings: PpoSettings, total_updates: int, device: torch.device) -> dict[str, Any]:
+    """`PpoLearner`'s keyword arguments from the run's `settings`; the curiosity agents' learners take them too."""
     return dict(
-        learning_rate=values['learning_rate'],
-        num_epochs=values['num_epochs'],
-        num_minibatches=values['num_minibatches'],
-        clip_epsilon=values['clip_epsilon'],
-        clip_value=values['clip_value'],
-        entropy_coef=values['entropy_coef'],
-        value_coef=values['value_coef'],
-        gae_lambda=values['gae_lambda'],
-        normalize_advantages=values['normalize_advantages'],
-        max_grad_norm=values['max_grad_norm'],
+        learning_rate=settings.learning_rate,
+        num_epochs=settings.num_epochs,
+        num_minibatches=settings.num_minibatches,
+        clip_epsilon=settings.clip_epsilon,
+        clip_value=settings.clip_value,
+        entropy_coef=settings.entropy_coef,
+        value_coef=settings.value_coef,
+        gae_lambda=settings.gae_lambda,
+        normalize_advantages=settings.normalize_advantages,
+        max_grad_norm=settings.max_grad_norm,
         total_updates=total_updates,
-        anneal_learning_rate=values['anneal_learning_rate'],
-        anneal_clip_epsilon=values['anneal_clip_epsilon'],
-        bf16_learning=values.get('bf16_learning', False),
+        anneal_learning_rate=settings.anneal_learning_rate,
+        anneal_clip_epsilon=settings.anneal_clip_epsilon,
+        bf16_learning=settings.bf16_learning,
         device=device,
     )
 
 
-def build_learner(network: nn.Module, env: VectorEnvironment, values: dict[str, Any], total_updates: int, device: torch.device) -> PpoLearner:
-    """A PPO learner from the run's flag values (see `PpoSettings`)."""
-    return PpoLearner(network, **learner_arguments(values, total_updates, device))
+def build_learner(network: nn.Module, env: VectorEnvironment, settings: PpoSettings, total_updates: int, device: torch.device) -> PpoLearner:
+    """A PPO learner from the run's `settings`."""
+    return PpoLearner(network, **learner_arguments(settings, total_updates, device))
 
 
-def build_actor(network: nn.Module, env: VectorEnvironment, values: dict[str, Any], seed: int, device: torch.device) -> OnPolicyActor:
-    """A PPO actor from the run's flag values (the curiosity agents' too: their rollouts' 'visited_rooms' it fills
+def build_actor(network: nn.Module, env: VectorEnvironment, settings: PpoSettings, seed: int, device: torch.device) -> OnPolicyActor:
+    """A PPO actor from the run's `settings` (the curiosity agents' too: their rollouts' 'visited_rooms' it fills
     from Montezuma's `gym_env.RoomCounter`)."""
     return OnPolicyActor(
         network,
         env,
-        values['unroll_length'],
-        values['discount'],
-        values.get('terminal_on_life_loss', False),
+        settings.unroll_length,
+        settings.discount,
+        settings.life_loss_is_terminal,
         seed,
         device,
-        scale_rewards=values['scale_rewards'],
+        scale_rewards=settings.scale_rewards,
     )
 
 
-def refuse_observation_normalization(values: dict[str, Any], network_name: str) -> None:
+def refuse_observation_normalization(settings: PpoSettings, network_name: str) -> None:
     """--normalize_observations belongs to PPO's MLP networks on vector observations: any other network would
     silently ignore it, so the run stops with one line instead."""
-    if values.get('normalize_observations', False):
+    if settings.normalize_observations:
         raise ValueError(
             '--normalize_observations applies to PPO on vector observations only (deep_rl_zoo.ppo.run_classic, '
             f'deep_rl_zoo.ppo.run_continuous); {network_name} takes the observation as it is'
         )
 
 
-def make_network(env: VectorEnvironment, values: dict[str, Any]) -> nn.Module:
+def make_network(env: VectorEnvironment, settings: PpoSettings) -> nn.Module:
     """Nature CNN actor-critic for Atari frames, a Gaussian policy for continuous actions, else tanh MLPs; on vector
     observations, with running observation normalisation when asked (rl-baselines3-zoo's `normalize` of classic
     control, e.g. MountainCar's position and velocity, whose scales differ by 10x)."""
     observation_shape, action_space = env.single_observation_space.shape, env.single_action_space
-    normalize_observations = values.get('normalize_observations', False)
     if action_space.shape:
-        return GaussianActorCritic(observation_shape[0], action_space.shape[0], normalize_observations=normalize_observations)
+        return GaussianActorCritic(observation_shape[0], action_space.shape[0], normalize_observations=settings.normalize_observations)
     if len(observation_shape) == 3:
-        refuse_observation_normalization(values, "PPO's Nature CNN on Atari frames (scaled to [0, 1])")
+        refuse_observation_normalization(settings, "PPO's Nature CNN on Atari frames (scaled to [0, 1])")
         return nature_cnn_actor_critic(action_space.n, observation_shape[0])
-    return mlp_actor_critic(observation_shape[0], action_space.n, normalize_observations=normalize_observations)
+    return mlp_actor_critic(observation_shape[0], action_space.n, normalize_observations=settings.normalize_observations)
 
 
 def train(run_settings: PpoSettings) -> None:
     """Entry point of PPO's run scripts: actors, learner and iterations from the run's settings."""
-    main_loop.train_actors_and_learner(run_settings, main_loop.TakingFlagValues(make_network), main_loop.TakingFlagValues(build_learner), main_loop.TakingFlagValues(build_actor), rollout_spec)
+    main_loop.train_actors_and_learner(run_settings, make_network, build_learner, build_actor, rollout_spec)

@@ -12,7 +12,7 @@ flags.define_settings(settings.EVALUATION)
 
 
 def main(eval_settings: settings.Evaluation) -> None:
-    evaluation.evaluate_checkpoint(eval_settings, 'PPO', PpoSettings, lambda env, train_settings: make_network(env, train_settings.flag_values()), evaluation.most_likely_action)
+    evaluation.evaluate_checkpoint(eval_settings, 'PPO', PpoSettings, make_network, evaluation.most_likely_action)
 
 
 if __name__ == '__main__':

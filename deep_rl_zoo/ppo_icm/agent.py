@@ -148,36 +148,34 @@ class PpoIcmLearner(PpoLearner):
             self.icm_optimizer.load_state_dict(state['icm_optimizer'])
 
 
-def make_network(env: VectorEnvironment, values: dict[str, Any]) -> CategoricalActorCritic:
+def make_network(env: VectorEnvironment, settings: PpoIcmSettings) -> CategoricalActorCritic:
     """PPO's actor-critic for the run's kind of environment: Nature CNN (Atari), the MiniGrid CNN, tanh MLPs."""
     if env.single_action_space.shape:
         raise ValueError('PPO-ICM takes discrete actions only; for continuous control use deep_rl_zoo.ppo.run_continuous')
-    refuse_observation_normalization(values, "PPO-ICM's network")
-    torso, value_torso = policy_torsos(values['environment_kind'], env.single_observation_space)
+    refuse_observation_normalization(settings, "PPO-ICM's network")
+    torso, value_torso = policy_torsos(settings.environment_kind, env.single_observation_space)
     return CategoricalActorCritic(torso, int(env.single_action_space.n), value_torso)
 
 
-def build_learner(network: nn.Module, env: VectorEnvironment, values: dict[str, Any], total_updates: int, device: torch.device) -> PpoIcmLearner:
-    """A PPO-ICM learner from the run's flag values (see `PpoIcmSettings`), its ICM shaped by `env`'s spaces."""
+def build_learner(network: nn.Module, env: VectorEnvironment, settings: PpoIcmSettings, total_updates: int, device: torch.device) -> PpoIcmLearner:
+    """A PPO-ICM learner from the run's `settings`, its ICM shaped by `env`'s spaces."""
     icm = None
-    if values['intrinsic_reward_coef'] > 0:
-        icm = icm_for(values['environment_kind'], env.single_observation_space, int(env.single_action_space.n))
+    if settings.intrinsic_reward_coef > 0:
+        icm = icm_for(settings.environment_kind, env.single_observation_space, int(env.single_action_space.n))
     return PpoIcmLearner(
         network,
         icm,
-        icm_learning_rate=values['icm_learning_rate'],
-        icm_beta=values['icm_beta'],
-        icm_eta=values['icm_eta'],
-        extrinsic_reward_coef=values['extrinsic_reward_coef'],
-        intrinsic_reward_coef=values['intrinsic_reward_coef'],
-        count_rooms=gym_env.is_montezuma_revenge(values['environment_kind'], values['environment_name']),
-        **ppo_arguments(values, total_updates, device),
+        icm_learning_rate=settings.icm_learning_rate,
+        icm_beta=settings.icm_beta,
+        icm_eta=settings.icm_eta,
+        extrinsic_reward_coef=settings.extrinsic_reward_coef,
+        intrinsic_reward_coef=settings.intrinsic_reward_coef,
+        count_rooms=gym_env.is_montezuma_revenge(settings.environment_kind, settings.environment_name),
+        **ppo_arguments(settings, total_updates, device),
     )
 
 
 def train(run_settings: PpoIcmSettings) -> None:
     """Entry point of PPO-ICM's run scripts: actors, learner and iterations from the run's settings (run_classic
     also takes MiniGrid tasks, whose kind the settings name 'minigrid')."""
-    main_loop.train_actors_and_learner(
-        run_settings, main_loop.TakingFlagValues(make_network), main_loop.TakingFlagValues(build_learner), main_loop.TakingFlagValues(build_actor), room_counting_rollout_spec, count_rooms=True
-    )
+    main_loop.train_actors_and_learner(run_settings, make_network, build_learner, build_actor, room_counting_rollout_spec, count_rooms=True)

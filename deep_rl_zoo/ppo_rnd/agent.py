@@ -175,40 +175,38 @@ def initialize_observation_normalizer(rnd: RandomNetworkDistillation, env: Vecto
             pending = []
 
 
-def make_network(env: VectorEnvironment, values: dict[str, Any]) -> TwoValueActorCritic:
+def make_network(env: VectorEnvironment, settings: PpoRndSettings) -> TwoValueActorCritic:
     """The actor-critic with extrinsic and intrinsic value heads for the run's kind of environment."""
     if env.single_action_space.shape:
         raise ValueError('PPO-RND takes discrete actions only; for continuous control use deep_rl_zoo.ppo.run_continuous')
-    refuse_observation_normalization(values, "PPO-RND's network")
-    torso, value_torso = policy_torsos(values['environment_kind'], env.single_observation_space)
+    refuse_observation_normalization(settings, "PPO-RND's network")
+    torso, value_torso = policy_torsos(settings.environment_kind, env.single_observation_space)
     return TwoValueActorCritic(torso, int(env.single_action_space.n), value_torso)
 
 
-def build_learner(network: nn.Module, env: VectorEnvironment, values: dict[str, Any], total_updates: int, device: torch.device) -> PpoRndLearner:
-    """A PPO-RND learner from the run's flag values (see `PpoRndSettings`): RND shaped by `env`'s observation space,
-    its normaliser initialised in environments of its own."""
-    kind, seed = values['environment_kind'], values['seed'] + RND_INIT_SEED_OFFSET
-    rnd = rnd_for(kind, env.single_observation_space.shape)
-    normalizer_env = main_loop.create_environment(PpoRndSettings().with_values(values), values['num_envs_per_actor'], seed)
-    initialize_observation_normalizer(rnd, normalizer_env, values['rnd_init_steps'], seed)
+def build_learner(network: nn.Module, env: VectorEnvironment, settings: PpoRndSettings, total_updates: int, device: torch.device) -> PpoRndLearner:
+    """A PPO-RND learner from the run's `settings`: RND shaped by `env`'s observation space, its normaliser
+    initialised in environments of its own."""
+    seed = settings.seed + RND_INIT_SEED_OFFSET
+    rnd = rnd_for(settings.environment_kind, env.single_observation_space.shape)
+    normalizer_env = main_loop.create_environment(settings, settings.num_envs_per_actor, seed)
+    initialize_observation_normalizer(rnd, normalizer_env, settings.rnd_init_steps, seed)
     normalizer_env.close()
     return PpoRndLearner(
         network,
         rnd,
-        num_envs=values['num_actors'] * values['num_envs_per_actor'],
-        intrinsic_discount=values['intrinsic_discount'],
-        extrinsic_advantage_coef=values['extrinsic_advantage_coef'],
-        intrinsic_advantage_coef=values['intrinsic_advantage_coef'],
-        rnd_update_proportion=values['rnd_update_proportion'],
-        rnd_learning_rate=values['learning_rate'],
-        count_rooms=gym_env.is_montezuma_revenge(values['environment_kind'], values['environment_name']),
-        **ppo_arguments(values, total_updates, device),
+        num_envs=settings.num_actors * settings.num_envs_per_actor,
+        intrinsic_discount=settings.intrinsic_discount,
+        extrinsic_advantage_coef=settings.extrinsic_advantage_coef,
+        intrinsic_advantage_coef=settings.intrinsic_advantage_coef,
+        rnd_update_proportion=settings.rnd_update_proportion,
+        rnd_learning_rate=settings.learning_rate,
+        count_rooms=gym_env.is_montezuma_revenge(settings.environment_kind, settings.environment_name),
+        **ppo_arguments(settings, total_updates, device),
     )
 
 
 def train(run_settings: PpoRndSettings) -> None:
     """Entry point of PPO-RND's run scripts: actors, learner and iterations from the run's settings (run_classic
     also takes MiniGrid tasks, whose kind the settings name 'minigrid')."""
-    main_loop.train_actors_and_learner(
-        run_settings, main_loop.TakingFlagValues(make_network), main_loop.TakingFlagValues(build_learner), main_loop.TakingFlagValues(build_actor), room_counting_rollout_spec, count_rooms=True
-    )
+    main_loop.train_actors_and_learner(run_settings, make_network, build_learner, build_actor, room_counting_rollout_spec, count_rooms=True)

@@ -213,20 +213,20 @@ class Reinforce:
 
 
 def build_agent(
-    agent_class: type[Reinforce], network: nn.Module, env: VectorEnvironment, values: dict[str, Any], device: torch.device, **options: Any
+    agent_class: type[Reinforce], network: nn.Module, env: VectorEnvironment, settings: ReinforceSettings, device: torch.device, **options: Any
 ) -> Reinforce:
-    """An `agent_class` (REINFORCE or a subclass) for `env` from the run's flag values (`ReinforceSettings`)."""
+    """An `agent_class` (REINFORCE or a subclass) for `env` from the run's `settings`."""
     return agent_class(
         network=network,
-        optimizer=torch.optim.Adam(network.parameters(), lr=values['learning_rate'], fused=True),
+        optimizer=torch.optim.Adam(network.parameters(), lr=settings.learning_rate, fused=True),
         num_envs=env.num_envs,
-        num_episodes_per_update=values['num_episodes_per_update'],
-        discount=values['discount'],
-        entropy_coef=values['entropy_coef'],
-        normalize_advantages=values['normalize_advantages'],
-        max_grad_norm=values['max_grad_norm'],
-        terminal_on_life_loss=values.get('terminal_on_life_loss', False),
-        seed=values['seed'],
+        num_episodes_per_update=settings.num_episodes_per_update,
+        discount=settings.discount,
+        entropy_coef=settings.entropy_coef,
+        normalize_advantages=settings.normalize_advantages,
+        max_grad_norm=settings.max_grad_norm,
+        terminal_on_life_loss=settings.life_loss_is_terminal,
+        seed=settings.seed,
         device=device,
         **options,
     )
@@ -241,7 +241,5 @@ def make_network(env: VectorEnvironment, settings: ReinforceSettings) -> nn.Modu
 def train(run_settings: ReinforceSettings) -> None:
     """Entry point of REINFORCE's run scripts: environments, agent and iterations from the run's settings."""
     main_loop.train_value_agent(
-        run_settings,
-        lambda env, settings, device: build_agent(Reinforce, make_network(env, settings), env, settings.flag_values(), device),  # build_agent: to convert (issue 23)
-        greedy_policy_actor,
+        run_settings, lambda env, settings, device: build_agent(Reinforce, make_network(env, settings), env, settings, device), greedy_policy_actor
     )

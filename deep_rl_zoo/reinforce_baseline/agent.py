@@ -72,8 +72,6 @@ def train(run_settings: ReinforceBaselineSettings) -> None:
     """Entry point of REINFORCE with baseline's run scripts: environments, agent and iterations from the run's settings."""
     main_loop.train_value_agent(
         run_settings,
-        lambda env, settings, device: build_agent(  # build_agent: to convert (issue 23)
-            ReinforceBaseline, make_network(env, settings), env, settings.flag_values(), device, value_coef=settings.value_coef
-        ),
+        lambda env, settings, device: build_agent(ReinforceBaseline, make_network(env, settings), env, settings, device, value_coef=settings.value_coef),
         greedy_policy_actor,
     )

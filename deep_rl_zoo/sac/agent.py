@@ -230,13 +230,13 @@ class SacLearner:
         self.learner_steps = int(state['learner_steps'])
 
 
-def make_network(env: VectorEnvironment, values: dict[str, Any]) -> CategoricalPolicy:
+def make_network(env: VectorEnvironment, settings: SacSettings) -> CategoricalPolicy:
     """The policy: a Nature CNN and logits for Atari frames, a tanh MLP for vector observations; the head starts
     near uniform (small-gain initialisation)."""
     return policy_for(env, 'discrete SAC')
 
 
-def make_critic(env: VectorEnvironment, values: dict[str, Any]) -> QNetwork:
+def make_critic(env: VectorEnvironment) -> QNetwork:
     """One critic Q(s, .): the Nature DQN network for Atari frames (the paper's critics), a ReLU MLP otherwise."""
     observation_shape, num_actions = env.single_observation_space.shape, env.single_action_space.n
     if len(observation_shape) == 3:
@@ -244,37 +244,37 @@ def make_critic(env: VectorEnvironment, values: dict[str, Any]) -> QNetwork:
     return mlp_q_network(observation_shape[0], num_actions)
 
 
-def build_learner(network: nn.Module, env: VectorEnvironment, values: dict[str, Any], total_updates: int, device: torch.device) -> SacLearner:
-    """A SAC learner from the run's flag values (`SacSettings`): critics and replay are shaped by `env`'s spaces;
-    the replay has one stream per actor environment."""
-    critic_1, critic_2 = make_critic(env, values), make_critic(env, values)
-    replay = build_replay(env, SacSettings().with_values(values), num_streams=values['num_actors'] * values['num_envs_per_actor'])
+def build_learner(network: nn.Module, env: VectorEnvironment, settings: SacSettings, total_updates: int, device: torch.device) -> SacLearner:
+    """A SAC learner from the run's `settings`: critics and replay are shaped by `env`'s spaces; the replay has one
+    stream per actor environment."""
+    critic_1, critic_2 = make_critic(env), make_critic(env)
+    replay = build_replay(env, settings, num_streams=settings.num_actors * settings.num_envs_per_actor)
     return SacLearner(
         network,
         critic_1,
         critic_2,
         replay,
         int(env.single_action_space.n),
-        learning_rate=values['learning_rate'],
-        batch_size=values['batch_size'],
-        min_replay_size=values['min_replay_size'],
-        learn_interval=values['learn_interval'],
-        target_network_update_interval=values['target_network_update_interval'],
-        target_smoothing_coef=values['target_smoothing_coef'],
-        target_entropy_ratio=values['target_entropy_ratio'],
-        initial_temperature=values['initial_temperature'],
-        learn_temperature=values['learn_temperature'],
-        max_grad_norm=values['max_grad_norm'],
-        adam_eps=values['adam_eps'],
+        learning_rate=settings.learning_rate,
+        batch_size=settings.batch_size,
+        min_replay_size=settings.min_replay_size,
+        learn_interval=settings.learn_interval,
+        target_network_update_interval=settings.target_network_update_interval,
+        target_smoothing_coef=settings.target_smoothing_coef,
+        target_entropy_ratio=settings.target_entropy_ratio,
+        initial_temperature=settings.initial_temperature,
+        learn_temperature=settings.learn_temperature,
+        max_grad_norm=settings.max_grad_norm,
+        adam_eps=settings.adam_eps,
         device=device,
     )
 
 
-def build_actor(network: nn.Module, env: VectorEnvironment, values: dict[str, Any], seed: int, device: torch.device) -> TransitionActor:
+def build_actor(network: nn.Module, env: VectorEnvironment, settings: SacSettings, seed: int, device: torch.device) -> TransitionActor:
     """An actor sampling the current policy and writing plain steps for the learner's replay."""
-    return TransitionActor(network, env, values['unroll_length'], values.get('terminal_on_life_loss', False), seed, device)
+    return TransitionActor(network, env, settings.unroll_length, settings.life_loss_is_terminal, seed, device)
 
 
 def train(run_settings: SacSettings) -> None:
     """Entry point of SAC's run scripts: actors, learner (with its replay) and iterations from the run's settings."""
-    main_loop.train_actors_and_learner(run_settings, main_loop.TakingFlagValues(make_network), main_loop.TakingFlagValues(build_learner), main_loop.TakingFlagValues(build_actor), transition_spec)
+    main_loop.train_actors_and_learner(run_settings, make_network, build_learner, build_actor, transition_spec)

@@ -11,7 +11,7 @@ flags.define_settings(settings.EVALUATION)
 
 
 def main(eval_settings: settings.Evaluation) -> None:
-    evaluation.evaluate_checkpoint(eval_settings, 'SAC', SacSettings, lambda env, train_settings: make_network(env, train_settings.flag_values()), evaluation.most_likely_action)
+    evaluation.evaluate_checkpoint(eval_settings, 'SAC', SacSettings, make_network, evaluation.most_likely_action)
 
 
 if __name__ == '__main__':

@@ -14,7 +14,7 @@ from torch.testing import assert_close
 
 from deep_rl_zoo import gym_env
 from deep_rl_zoo.a2c import agent
-from deep_rl_zoo.a2c.settings import ATARI
+from deep_rl_zoo.a2c.settings import ATARI, A2cGradientSettings, A2cSettings
 from deep_rl_zoo.networks.policy import CategoricalActorCriticOutput
 from deep_rl_zoo.rollouts import OnPolicyActor
 from unit_tests import bf16_learning
@@ -150,7 +150,7 @@ def test_the_learner_uses_every_collected_sample_exactly_once():
     buffers = []
     for actor_id, num_envs in enumerate((3, 2)):
         env = gym_env.create_classic_vector_env('CartPole-v1', num_envs, seed=10 * actor_id)
-        network = agent.make_network(env, {})
+        network = agent.make_network(env, A2cSettings())
         spec = agent.rollout_spec(env, num_envs, unroll_length)
         buffer = {name: torch.full(shape, -7, dtype=dtype) for name, (shape, dtype) in spec.items()}
         OnPolicyActor(network, env, unroll_length, 0.99, False, seed=actor_id).collect(buffer)
@@ -198,7 +198,7 @@ def test_state_dict_round_trip_keeps_network_optimizer_and_counters():
 def test_make_network_refuses_continuous_actions_with_a_clear_message():
     env = gym_env.create_continuous_vector_env('Pendulum-v1', 1, seed=0)
     with pytest.raises(ValueError, match='discrete actions only'):
-        agent.make_network(env, {})
+        agent.make_network(env, A2cSettings())
     env.close()
 
 
@@ -206,9 +206,9 @@ def test_normalize_observations_puts_a_running_normaliser_in_front_that_the_lear
     """rl-baselines3-zoo's `normalize` for A2C on classic control: the statistics the actors act with are folded in
     after each gradient step; Atari frames and the gradient variant (whose learner sees no observations) refuse it."""
     env = gym_env.create_classic_vector_env('MountainCar-v0', 2, seed=3)
-    network = agent.make_network(env, {'normalize_observations': True})
+    network = agent.make_network(env, A2cSettings(normalize_observations=True))
     normalizer = network.observation_normalizer
-    assert agent.make_network(env, {}).observation_normalizer is None  # off by default: checkpoints keep their keys
+    assert agent.make_network(env, A2cSettings()).observation_normalizer is None  # off by default: checkpoints keep their keys
     unroll_length = 5
     buffer = {name: torch.zeros(shape, dtype=dtype) for name, (shape, dtype) in agent.rollout_spec(env, 2, unroll_length).items()}
     OnPolicyActor(network, env, unroll_length, 0.99, terminal_on_life_loss=False, seed=1, scale_rewards=True).collect(buffer)
@@ -218,7 +218,7 @@ def test_normalize_observations_puts_a_running_normaliser_in_front_that_the_lear
     assert normalizer.count.item() == pytest.approx(unroll_length * 2)
     assert_close(normalizer.mean.double(), observations.mean(0), atol=1e-6, rtol=0)
     with pytest.raises(ValueError, match="gradient variant .* deep_rl_zoo.a2c.run_classic takes it"):
-        agent.make_gradient_network(env, {'normalize_observations': True})
+        agent.make_gradient_network(env, A2cGradientSettings(normalize_observations=True))
     env.close()
 
     class AtariShaped:
@@ -226,7 +226,7 @@ def test_normalize_observations_puts_a_running_normaliser_in_front_that_the_lear
         single_action_space = gymnasium.spaces.Discrete(6)
 
     with pytest.raises(ValueError, match='vector observations only .* Atari frames'):
-        agent.make_network(AtariShaped(), {'normalize_observations': True})
+        agent.make_network(AtariShaped(), A2cSettings(normalize_observations=True))
 
 
 def test_bf16_learning_runs_the_learners_nature_cnn_in_bfloat16_and_moves_the_loss_by_under_2_percent():

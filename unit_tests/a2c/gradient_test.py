@@ -11,6 +11,7 @@ from torch.testing import assert_close
 
 from deep_rl_zoo import gradient_compression, gym_env
 from deep_rl_zoo.a2c import agent
+from deep_rl_zoo.a2c.settings import A2cGradientSettings, A2cSettings
 from deep_rl_zoo.rollouts import OnPolicyActor
 from unit_tests.a2c.agent_test import LEARNER_SETTINGS as SETTINGS
 
@@ -24,7 +25,7 @@ def gradient_actor_buffers(network, compression, num_envs_per_actor=(3, 2)):
     loss = agent.A2cLoss(value_coef=SETTINGS['value_coef'], entropy_coef=SETTINGS['entropy_coef'], gae_lambda=1.0)
     for actor_id, num_envs in enumerate(num_envs_per_actor):
         env = gym_env.create_classic_vector_env('CartPole-v1', num_envs, seed=10 * actor_id)
-        spec = agent.gradient_rollout_spec({'gradient_compression': compression})(env, num_envs, UNROLL_LENGTH)
+        spec = agent.gradient_rollout_spec(A2cGradientSettings(gradient_compression=compression))(env, num_envs, UNROLL_LENGTH)
         buffer = {name: torch.zeros(shape, dtype=dtype) for name, (shape, dtype) in spec.items()}
         rollout_actor = OnPolicyActor(copy.deepcopy(network), env, UNROLL_LENGTH, 0.99, False, seed=actor_id)
         agent.GradientActor(rollout_actor, loss, compression, seed=actor_id).collect(buffer)
@@ -36,7 +37,7 @@ def gradient_actor_buffers(network, compression, num_envs_per_actor=(3, 2)):
 def cartpole_network():
     env = gym_env.create_classic_vector_env('CartPole-v1', 1, seed=0)
     torch.manual_seed(0)
-    network = agent.make_network(env, {})
+    network = agent.make_network(env, A2cSettings())
     env.close()
     return network
 

@@ -10,6 +10,7 @@ from torch import nn
 
 from deep_rl_zoo import gym_env
 from deep_rl_zoo.actor_critic.agent import ActorCritic, build_agent, make_network
+from deep_rl_zoo.actor_critic.settings import CLASSIC
 from deep_rl_zoo.gym_env import VectorStep
 from deep_rl_zoo.networks.policy import CategoricalActorCriticOutput
 
@@ -150,13 +151,13 @@ def test_entropy_bonus_pushes_towards_uniform():
     assert first_row[0] < 2.0 and first_row[1] > 0.0
 
 
-VALUES = {'learning_rate': 1e-3, 'unroll_length': 5, 'discount': 0.99, 'entropy_coef': 0.0, 'value_coef': 0.5, 'max_grad_norm': 0.5}
+SETTINGS = CLASSIC.replace(learning_rate=1e-3, unroll_length=5, discount=0.99, entropy_coef=0.0, value_coef=0.5, max_grad_norm=0.5)
 
 
 def test_every_step_is_used_once_on_cartpoles():
     env = gym_env.create_vector_env('classic', 'CartPole-v1', 2, 0)
     torch.manual_seed(0)
-    agent = build_agent(make_network(env, VALUES), env, VALUES, torch.device('cpu'))
+    agent = build_agent(make_network(env, SETTINGS), env, SETTINGS, torch.device('cpu'))
     before = {name: tensor.clone() for name, tensor in agent.online_network.state_dict().items()}
     observation = env.reset()
     for _ in range(42):
@@ -186,7 +187,7 @@ def test_state_dict_round_trip():
 
 def test_networks_for_vectors_and_frames():
     cartpole = gym_env.create_vector_env('classic', 'CartPole-v1', 1, 0)
-    network = make_network(cartpole, VALUES)
+    network = make_network(cartpole, SETTINGS)
     cartpole.close()
     output = network(torch.zeros(3, 4))
     assert output.logits.shape == (3, 2) and output.value.shape == (3,)

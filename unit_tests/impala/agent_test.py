@@ -13,7 +13,7 @@ from torch.testing import assert_close
 
 from deep_rl_zoo import multistep
 from deep_rl_zoo.impala import agent
-from deep_rl_zoo.impala.settings import ATARI
+from deep_rl_zoo.impala.settings import ATARI, CLASSIC
 from deep_rl_zoo.networks.policy import CategoricalActorCriticOutput, mlp_actor_critic
 from deep_rl_zoo.rollouts import policy_distribution
 from unit_tests import bf16_learning
@@ -272,11 +272,11 @@ def fake_env(observation_shape, num_actions=4):
 
 
 def test_make_network_builds_the_chosen_torso_and_refuses_it_for_vectors():
-    assert type(agent.make_network(fake_env((4, 84, 84)), {'torso': 'nature'}).torso).__name__ == 'NatureCnnTorso'
-    assert type(agent.make_network(fake_env((4, 84, 84)), {'torso': 'impala_resnet'}).torso).__name__ == 'ImpalaResNetTorso'
-    assert type(agent.make_network(fake_env((4,)), {}).torso).__name__ == 'MlpTorso'
+    assert type(agent.make_network(fake_env((4, 84, 84)), ATARI.replace(torso='nature')).torso).__name__ == 'NatureCnnTorso'
+    assert type(agent.make_network(fake_env((4, 84, 84)), ATARI.replace(torso='impala_resnet')).torso).__name__ == 'ImpalaResNetTorso'
+    assert type(agent.make_network(fake_env((4,)), CLASSIC).torso).__name__ == 'MlpTorso'
     with pytest.raises(ValueError, match='--torso applies to Atari frames only'):
-        agent.make_network(fake_env((4,)), {'torso': 'impala_resnet'})
+        agent.make_network(fake_env((4,)), ATARI.replace(torso='impala_resnet'))
 
 
 def test_bf16_learning_runs_the_learners_nature_cnn_in_bfloat16_and_moves_the_loss_by_under_2_percent():

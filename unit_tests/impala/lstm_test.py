@@ -17,6 +17,7 @@ from torch.testing import assert_close
 from deep_rl_zoo import evaluation, gym_env, multistep
 from deep_rl_zoo.greedy_actors import RecurrentPolicyGreedyActor
 from deep_rl_zoo.impala import agent
+from deep_rl_zoo.impala.settings import ATARI, CLASSIC
 from deep_rl_zoo.networks.common import MlpTorso
 from deep_rl_zoo.networks.policy import RecurrentActorCritic
 from deep_rl_zoo.rollouts import RecurrentOnPolicyActor, recurrent_rollout_spec
@@ -230,22 +231,22 @@ def fake_env(observation_shape, num_actions=4):
 
 
 def test_make_network_with_use_lstm_puts_the_256_unit_core_on_the_chosen_torso():
-    classic = agent.make_network(fake_env((4,)), {'use_lstm': True})
+    classic = agent.make_network(fake_env((4,)), CLASSIC.replace(use_lstm=True))
     assert isinstance(classic, RecurrentActorCritic) and type(classic.torso).__name__ == 'MlpTorso' and classic.core_size == 256
-    nature = agent.make_network(fake_env((4, 84, 84)), {'use_lstm': True, 'torso': 'nature'})
+    nature = agent.make_network(fake_env((4, 84, 84)), ATARI.replace(use_lstm=True, torso='nature'))
     assert type(nature.torso).__name__ == 'NatureCnnTorso' and nature.core.input_size == 512 + 4 + 1
-    resnet = agent.make_network(fake_env((4, 84, 84)), {'use_lstm': True, 'torso': 'impala_resnet'})
+    resnet = agent.make_network(fake_env((4, 84, 84)), ATARI.replace(use_lstm=True, torso='impala_resnet'))
     assert type(resnet.torso).__name__ == 'ImpalaResNetTorso' and resnet.core.input_size == 256 + 4 + 1
-    assert not isinstance(agent.make_network(fake_env((4,)), {'use_lstm': False}), RecurrentActorCritic)
+    assert not isinstance(agent.make_network(fake_env((4,)), CLASSIC.replace(use_lstm=False)), RecurrentActorCritic)
     with pytest.raises(ValueError, match='--torso applies to Atari frames only'):
-        agent.make_network(fake_env((4,)), {'torso': 'impala_resnet', 'use_lstm': True})
+        agent.make_network(fake_env((4,)), ATARI.replace(torso='impala_resnet', use_lstm=True))
 
 
 def test_build_actor_carries_the_core_for_the_recurrent_network_only():
     env = gym_env.create_classic_vector_env('CartPole-v1', 2, seed=0)
-    values = {'unroll_length': 3, 'discount': GAMMA}
-    assert type(agent.build_actor(agent.make_network(env, {'use_lstm': True}), env, values, 0, torch.device('cpu'))) is RecurrentOnPolicyActor
-    assert type(agent.build_actor(agent.make_network(env, {}), env, values, 0, torch.device('cpu'))).__name__ == 'OnPolicyActor'
+    recurrent, feed_forward = (CLASSIC.replace(unroll_length=3, discount=GAMMA, use_lstm=use_lstm) for use_lstm in (True, False))
+    assert type(agent.build_actor(agent.make_network(env, recurrent), env, recurrent, 0, torch.device('cpu'))) is RecurrentOnPolicyActor
+    assert type(agent.build_actor(agent.make_network(env, feed_forward), env, feed_forward, 0, torch.device('cpu'))).__name__ == 'OnPolicyActor'
     env.close()
 
 

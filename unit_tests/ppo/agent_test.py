@@ -15,7 +15,7 @@ from torch.testing import assert_close
 from deep_rl_zoo import checkpoint, gym_env
 from deep_rl_zoo.networks.policy import GaussianActorCritic, mlp_actor_critic
 from deep_rl_zoo.ppo import agent
-from deep_rl_zoo.ppo.settings import ATARI
+from deep_rl_zoo.ppo.settings import ATARI, PpoSettings
 from deep_rl_zoo.rollouts import OnPolicyActor, policy_distribution
 from unit_tests import bf16_learning
 
@@ -82,7 +82,7 @@ def test_collect_fills_the_buffer_from_a_cartpole_vector_env():
     num_envs, unroll_length = 3, 40
     env = RecordingEnv(gym_env.create_classic_vector_env('CartPole-v1', num_envs, seed=5))
     torch.manual_seed(0)
-    network = agent.make_network(env, {})
+    network = agent.make_network(env, PpoSettings())
     actor = OnPolicyActor(network, env, unroll_length, GAMMA, terminal_on_life_loss=False, seed=1)
     buffer = empty_buffer(env, num_envs, unroll_length)
     finished = actor.collect(buffer)
@@ -140,7 +140,7 @@ def test_a_time_limit_adds_the_discounted_value_of_the_final_observation_to_the_
     num_envs, unroll_length = 2, 12
     env = RecordingEnv(gym_env.create_classic_vector_env('CartPole-v1', num_envs, seed=3, max_episode_steps=5))
     torch.manual_seed(1)
-    network = agent.make_network(env, {})
+    network = agent.make_network(env, PpoSettings())
     with torch.no_grad():  # a value head far from 0 makes the bootstrap term easy to see
         network.value_head.bias.fill_(10.0)
     actor = OnPolicyActor(network, env, unroll_length, GAMMA, terminal_on_life_loss=False, seed=2)
@@ -316,7 +316,7 @@ def test_gaussian_policy_on_pendulum_clips_actions_for_the_env_but_stores_them_u
     num_envs, unroll_length = 2, 32
     env = RecordingEnv(gym_env.create_continuous_vector_env('Pendulum-v1', num_envs, seed=7))
     torch.manual_seed(8)
-    network = agent.make_network(env, {})
+    network = agent.make_network(env, PpoSettings())
     with torch.no_grad():
         network.log_std.fill_(1.0)  # std e: about half the samples fall outside [-2, 2]
     actor = OnPolicyActor(network, env, unroll_length, GAMMA, terminal_on_life_loss=False, seed=9)
@@ -405,7 +405,7 @@ def test_discrete_actions_on_vector_observations_take_the_running_observation_no
     """rl-baselines3-zoo's `normalize` for classic control (MountainCar's position and velocity differ 10x in scale):
     the MLP actor-critic normalises its input; the learner folds each batch in after its epochs."""
     env = gym_env.create_classic_vector_env('MountainCar-v0', 2, seed=3)
-    network = agent.make_network(env, {'normalize_observations': True})
+    network = agent.make_network(env, PpoSettings(normalize_observations=True))
     normalizer = network.observation_normalizer
     with torch.no_grad():
         normalizer.update(torch.tensor([[-1.2, -0.07], [0.0, 0.07], [0.6, 0.0]]))
@@ -424,7 +424,7 @@ def test_discrete_actions_on_vector_observations_take_the_running_observation_no
     count_before = normalizer.count.item()
     make_learner(network).update([buffer])
     assert normalizer.count.item() == pytest.approx(count_before + unroll_length * num_envs)
-    assert agent.make_network(env, {}).observation_normalizer is None  # off by default: checkpoints keep their keys
+    assert agent.make_network(env, PpoSettings()).observation_normalizer is None  # off by default: checkpoints keep their keys
     env.close()
 
 

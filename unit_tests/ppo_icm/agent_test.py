@@ -11,7 +11,7 @@ from deep_rl_zoo.networks.curiosity import icm_for
 from deep_rl_zoo.networks.policy import mlp_actor_critic
 from deep_rl_zoo.ppo.agent import concatenate_rollouts
 from deep_rl_zoo.ppo_icm import agent
-from deep_rl_zoo.ppo_icm.settings import ATARI
+from deep_rl_zoo.ppo_icm.settings import ATARI, PpoIcmSettings
 from unit_tests import bf16_learning
 
 MOUNTAIN_CAR = gymnasium.spaces.Box(np.array([-1.2, -0.07], np.float32), np.array([0.6, 0.07], np.float32))
@@ -92,11 +92,11 @@ def test_concatenate_rollouts_joins_actors_along_environments():
 
 def test_actor_scales_the_game_reward_before_the_curiosity_reward_is_added_when_asked():
     env = gym_env.create_classic_vector_env('MountainCar-v0', num_envs=2, seed=0)
-    values = {'environment_kind': 'classic', 'environment_name': 'MountainCar-v0', 'unroll_length': 4, 'discount': 0.99}
+    settings = PpoIcmSettings(environment_kind='classic', environment_name='MountainCar-v0', unroll_length=4, discount=0.99)
     network = mlp_actor_critic(2, 3)
     spec = rollouts.room_counting_rollout_spec(env, 2, 4)
     for scale in (False, True):
-        actor = agent.build_actor(network, env, {**values, 'scale_rewards': scale}, seed=0, device=torch.device('cpu'))
+        actor = agent.build_actor(network, env, settings.replace(scale_rewards=scale), seed=0, device=torch.device('cpu'))
         buffer = {name: torch.zeros(shape, dtype=dtype) for name, (shape, dtype) in spec.items()}
         actor.collect(buffer)
         # MountainCar pays -1 per step; the scaler divides by the std of the running return, which grows from 0.

@@ -92,12 +92,12 @@ def test_bf16_learning_runs_the_minibatches_nature_cnn_in_bfloat16_and_moves_the
     float32); the loss moves by 0.08% (seeds 0-2: 0.08-0.12%), the gradient keeps its direction (cosine 0.9999)."""
 
     def build_learner(bf16):
-        values = ATARI.replace(num_epochs=1, num_minibatches=1, bf16_learning=bf16).run_values()
+        settings = ATARI.replace(num_epochs=1, num_minibatches=1, bf16_learning=bf16)
         torch.manual_seed(0)
         return agent.PpoRndLearner(
-            agent.make_network(bf16_learning.ATARI_SPACES, values), rnd_for('atari', bf16_learning.FRAMES), num_envs=4, intrinsic_discount=0.99,
+            agent.make_network(bf16_learning.ATARI_SPACES, settings), rnd_for('atari', bf16_learning.FRAMES), num_envs=4, intrinsic_discount=0.99,
             extrinsic_advantage_coef=2.0, intrinsic_advantage_coef=1.0, rnd_update_proportion=0.25, rnd_learning_rate=1e-4,
-            **learner_arguments(values, 10, torch.device('cpu')),
+            **learner_arguments(settings, 10, torch.device('cpu')),
         )  # fmt: skip
 
     def loss(update):

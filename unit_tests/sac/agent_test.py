@@ -18,6 +18,7 @@ from deep_rl_zoo.networks.policy import CategoricalPolicyOutput
 from deep_rl_zoo.replay import Transition
 from deep_rl_zoo.rollouts import TransitionActor
 from deep_rl_zoo.sac import agent
+from deep_rl_zoo.sac.settings import SacSettings
 
 LN2 = math.log(2.0)
 
@@ -209,7 +210,7 @@ def empty_buffer(env, num_envs, unroll_length):
 def test_the_actor_writes_every_step_and_a_time_limit_s_final_observation():
     num_envs, unroll_length = 2, 7
     env = RecordingEnv(gym_env.create_classic_vector_env('CartPole-v1', num_envs, seed=3, max_episode_steps=5))
-    network = agent.make_network(env, {})
+    network = agent.make_network(env, SacSettings())
     actor = TransitionActor(network, env, unroll_length, terminal_on_life_loss=False, seed=2)
     buffer = empty_buffer(env, num_envs, unroll_length)
     actor.collect(buffer)
@@ -264,7 +265,7 @@ def test_bad_settings_and_continuous_actions_are_refused_with_clear_messages():
     env = gym_env.create_vector_env('continuous', 'Pendulum-v1', 1, 0)
     try:
         with pytest.raises(ValueError, match='discrete actions only'):
-            agent.make_network(env, {})
+            agent.make_network(env, SacSettings())
     finally:
         env.close()
 
