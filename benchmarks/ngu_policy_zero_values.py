@@ -35,17 +35,17 @@ class FixedPolicies(agent57.Agent57Policy):
         return env
 
 
-def family_policy(agent_name: str, network: ngu.NguNetworks, values: dict, epsilon: float, seed: int) -> ngu.NguPolicy:
+def family_policy(agent_name: str, network: ngu.NguNetworks, settings: NguSettings, epsilon: float, seed: int) -> ngu.NguPolicy:
     """One environment per policy j, each on policy j, epsilon-greedy."""
-    num_policies = values['num_policies']
+    num_policies = settings.num_policies
     epsilons = np.full(num_policies, epsilon)
     if agent_name == 'NGU':
-        return ngu.make_policy(network, values, epsilons, np.arange(num_policies), seed, torch.device('cpu'))
-    memory = ngu.episodic_memory(values, num_policies, network.embedding.embedding_size)
-    betas, _ = ngu.policy_family(values)
+        return ngu.make_policy(network, settings, epsilons, np.arange(num_policies), seed, torch.device('cpu'))
+    memory = ngu.episodic_memory(settings, num_policies, network.embedding.embedding_size)
+    betas, _ = ngu.policy_family(settings)
     return FixedPolicies(
-        network, epsilons, np.arange(num_policies), memory, values['max_lifelong_modulation'], seed,
-        betas=betas, bandits=None, value_rescaling_eps=values['value_rescaling_eps'],
+        network, epsilons, np.arange(num_policies), memory, settings.max_lifelong_modulation, seed,
+        betas=betas, bandits=None, value_rescaling_eps=settings.value_rescaling_eps,
     )  # fmt: skip
 
 
@@ -60,14 +60,13 @@ def main() -> None:
     cpu = torch.device('cpu')
     loaded = checkpoint.load_checkpoint(args.checkpoint, agent_name=('NGU', 'Agent57'))
     agent_name = loaded['agent_name']
-    values = loaded['flags']
-    num_policies = values['num_policies']
-    train_settings = (NguSettings if agent_name == 'NGU' else Agent57Settings)().with_values(values)
+    train_settings = (NguSettings if agent_name == 'NGU' else Agent57Settings)().with_values(loaded['flags'])
+    num_policies = train_settings.num_policies
     env = main_loop.create_environment(train_settings, num_policies, args.seed, use_python_wrappers=True)
-    network = (ngu.make_network if agent_name == 'NGU' else agent57.make_network)(env, values)
+    network = (ngu.make_network if agent_name == 'NGU' else agent57.make_network)(env, train_settings)
     checkpoint.load_state(network, loaded['state']['network'], args.checkpoint)
     network.eval()
-    policy = family_policy(agent_name, network, values, args.epsilon, args.seed)
+    policy = family_policy(agent_name, network, train_settings, args.epsilon, args.seed)
     observation = env.reset()
     policy_zero = np.zeros(num_policies, np.int64)
     shadow_state = None
@@ -95,7 +94,7 @@ def main() -> None:
                 goal_tails.append((j, len(episode_values[j]), episode_values[j][-25:]))
             episode_values[j] = []
         observation = step.observation
-    eps = values['value_rescaling_eps']
+    eps = train_settings.value_rescaling_eps
     print(f'{agent_name} {args.checkpoint}: {args.steps} steps per policy, epsilon {args.epsilon}')
     print('| policy | episodes | goals | max Q_0 median (h) | p99 (h) | median in returns | p99 in returns |')
     print('|---:|---:|---:|---:|---:|---:|---:|')

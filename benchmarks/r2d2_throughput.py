@@ -68,8 +68,8 @@ def agent_parts(agent_name: str) -> AgentParts:
     )  # fmt: skip
 
 
-def run_values(parts: AgentParts, flag_arguments: list[str], preset: bool = False) -> dict[str, Any]:
-    """The run's values of the agent's run_atari (its module imported by `agent_parts`) under `flag_arguments`, and
+def atari_settings(parts: AgentParts, flag_arguments: list[str], preset: bool = False) -> Settings:
+    """The run's settings of the agent's run_atari (its module imported by `agent_parts`) under `flag_arguments`, and
     with `preset` first the tuned settings of its --environment_name (`flags.apply_preset`: flags given win)."""
     from deep_rl_zoo import flags
 
@@ -78,12 +78,12 @@ def run_values(parts: AgentParts, flag_arguments: list[str], preset: bool = Fals
         flags.apply_preset()
     defaults = parts.run_atari_settings
     run_settings = defaults.with_values({field.name: flags.FLAGS[field.name].value for field in type(defaults).flag_fields('atari')})
-    return main_loop.canonical_environment(run_settings.flag_values())
+    return run_settings.with_values(main_loop.canonical_environment(run_settings.flag_values()))
 
 
-def raw_bytes_per_sequence(parts: AgentParts, env: VectorEnvironment, values: dict[str, Any], network: torch.nn.Module) -> float:
-    """What one sequence takes in the replay of `values` stored raw (--nocompress_replay), from a replay of one slot."""
-    raw = {**values, 'compress_replay': False, 'replay_capacity': 1, 'min_replay_size': 1}
+def raw_bytes_per_sequence(parts: AgentParts, env: VectorEnvironment, settings: Settings, network: torch.nn.Module) -> float:
+    """What one sequence takes in the replay of `settings` stored raw (--nocompress_replay), from a replay of one slot."""
+    raw = settings.replace(compress_replay=False, replay_capacity=1, min_replay_size=1)
     return parts.build_learner(network, env, raw, 0, torch.device('cpu')).replay.bytes_per_sequence()
 
 
@@ -102,24 +102,23 @@ def main(argv: Optional[list[str]] = None) -> int:
         raise SystemExit(f'error: --learner_steps={args.learner_steps}: must be at least 1')
     out = args.out or f'benchmarks/results/{args.agent}_throughput.md'
     agent = agent_parts(args.agent)
-    values = run_values(agent, flag_arguments)
+    settings = atari_settings(agent, flag_arguments)
     # The learner's replay must not learn while the actor fills it: it waits for a full replay, and learns when asked.
-    values_while_filling = {**values, 'min_replay_size': values['replay_capacity']}
+    settings_while_filling = settings.replace(min_replay_size=settings.replay_capacity)
     device = torch.device('cpu')  # the actor's, as in a run without --actors_on_gpu
-    learner_device = main_loop.learner_device() if values['learner_on_gpu'] else device
+    learner_device = main_loop.learner_device() if settings.learner_on_gpu else device
 
     torch.set_num_threads(1)  # as in an actor process
-    run_settings = agent.run_atari_settings.with_values(values)
-    actor = main_loop._ActorFactory(run_settings, main_loop.TakingFlagValues(agent.make_network), main_loop.TakingFlagValues(agent.build_actor))(0, device)
-    num_envs, steps = actor.env.num_envs, values['actor_update_interval']
+    actor = main_loop._ActorFactory(settings, agent.make_network, agent.build_actor)(0, device)
+    num_envs, steps = actor.env.num_envs, settings.actor_update_interval
     buffer = {name: torch.empty(shape, dtype=dtype) for name, (shape, dtype) in agent.rollout_spec(steps)(actor.env, num_envs, 0).items()}
-    main_loop.prepare_process(run_settings)  # the learner's seeds and threads
-    learner = agent.build_learner(agent.make_network(actor.env, values), actor.env, values_while_filling, 0, learner_device)
-    raw = raw_bytes_per_sequence(agent, actor.env, values, agent.make_network(actor.env, values))
+    main_loop.prepare_process(settings)  # the learner's seeds and threads
+    learner = agent.build_learner(agent.make_network(actor.env, settings), actor.env, settings_while_filling, 0, learner_device)
+    raw = raw_bytes_per_sequence(agent, actor.env, settings, agent.make_network(actor.env, settings))
 
     torch.set_num_threads(1)
     rollouts, actor_seconds = 0, 0.0
-    while actor_seconds < args.actor_seconds or learner.replay.num_sequences < values['batch_size']:
+    while actor_seconds < args.actor_seconds or learner.replay.num_sequences < settings.batch_size:
         start = time.perf_counter()
         actor.collect(buffer)
         actor_seconds += time.perf_counter() - start
@@ -128,19 +127,19 @@ def main(argv: Optional[list[str]] = None) -> int:
     agent_steps = rollouts * num_envs * steps
     compressed = learner.replay.bytes_per_sequence()
 
-    torch.set_num_threads(values['learner_threads'])
+    torch.set_num_threads(settings.learner_threads)
     learner.learn()  # warm-up: the optimizer's state is allocated at the first step
     start = time.perf_counter()
     for _ in range(args.learner_steps):
         learner.learn()
     learner_seconds = time.perf_counter() - start
-    sequences_per_second = args.learner_steps * values['batch_size'] / learner_seconds
+    sequences_per_second = args.learner_steps * settings.batch_size / learner_seconds
     actor.env.close()
 
-    frames = values['environment_frame_skip']
+    frames = settings.environment_frame_skip
     row = (
-        f'| {values["environment_name"]} | {num_envs} x {steps} | {agent_steps / actor_seconds:,.0f} | {frames * agent_steps / actor_seconds:,.0f} | '
-        f'{values["batch_size"]} x {values["burn_in"]} + {values["unroll_length"]} | {sequences_per_second:,.1f} | '
+        f'| {settings.environment_name} | {num_envs} x {steps} | {agent_steps / actor_seconds:,.0f} | {frames * agent_steps / actor_seconds:,.0f} | '
+        f'{settings.batch_size} x {settings.burn_in} + {settings.unroll_length} | {sequences_per_second:,.1f} | '
         f'{_size(raw * SEQUENCES)} | {_size(compressed * SEQUENCES)} | {raw / compressed:,.1f}x |'
     )
     load = ', '.join(f'{value:.2f}' for value in os.getloadavg())
@@ -151,8 +150,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         f'`python -m benchmarks.{Path(__file__).stem}{" " + command if command else ""}`',
         '',
         f'One actor of {num_envs} environment(s) for {actor_seconds:.1f} s ({rollouts} rollout(s), {agent_steps:,} agent steps, one torch thread); '
-        f'the learner for {args.learner_steps} timed gradient steps ({learner_seconds:.1f} s on {learner_device.type}, {values["learner_threads"]} torch threads) '
-        f'on the {learner.replay.num_sequences:,} sequences of {values["burn_in"] + values["unroll_length"]} steps the actor stored; '
+        f'the learner for {args.learner_steps} timed gradient steps ({learner_seconds:.1f} s on {learner_device.type}, {settings.learner_threads} torch threads) '
+        f'on the {learner.replay.num_sequences:,} sequences of {settings.burn_in + settings.unroll_length} steps the actor stored; '
         f'each alone, one after the other. Replay memory from the replay itself (`bytes_per_sequence()`), per {SEQUENCES:,} sequences: '
         f'raw {raw:,.0f} B per sequence, snappy-compressed {compressed:,.0f} B (the mean over the stored ones). Load average '
         f'after the runs: {load}.',

@@ -40,23 +40,23 @@ import torch
 
 from benchmarks import r2d2_throughput
 from deep_rl_zoo import main_loop
+from deep_rl_zoo.settings import Settings
 
 MODES = ('float32', 'bf16')
 
 
-def preset_values(parts: r2d2_throughput.AgentParts, flag_arguments: list[str]) -> dict[str, Any]:
-    """run_atari's values on Pong with the agent's Pong preset (`PRESETS['Pong']` of its settings.py) under `flag_arguments`."""
-    return r2d2_throughput.run_values(parts, ['--environment_name=Pong', *flag_arguments], preset=True)
+def preset_settings(parts: r2d2_throughput.AgentParts, flag_arguments: list[str]) -> Settings:
+    """run_atari's settings on Pong with the agent's Pong preset (`PRESETS['Pong']` of its settings.py) under `flag_arguments`."""
+    return r2d2_throughput.atari_settings(parts, ['--environment_name=Pong', *flag_arguments], preset=True)
 
 
-def rollouts(parts: r2d2_throughput.AgentParts, values: dict[str, Any], path: Path, count: int) -> list[dict[str, torch.Tensor]]:
+def rollouts(parts: r2d2_throughput.AgentParts, settings: Settings, path: Path, count: int) -> list[dict[str, torch.Tensor]]:
     """The actor's rollouts saved at `path`, or `count` new ones (saved there)."""
     if path.exists():
         return torch.load(path)
     torch.set_num_threads(1)
-    taking = main_loop.TakingFlagValues
-    actor = main_loop._ActorFactory(parts.run_atari_settings.with_values(values), taking(parts.make_network), taking(parts.build_actor))(0, torch.device('cpu'))
-    spec = parts.rollout_spec(values['actor_update_interval'])(actor.env, actor.env.num_envs, 0)
+    actor = main_loop._ActorFactory(settings, parts.make_network, parts.build_actor)(0, torch.device('cpu'))
+    spec = parts.rollout_spec(settings.actor_update_interval)(actor.env, actor.env.num_envs, 0)
     filled = []
     for _ in range(count):
         buffer = {name: torch.empty(shape, dtype=dtype) for name, (shape, dtype) in spec.items()}
@@ -153,19 +153,18 @@ def main(argv: Optional[list[str]] = None) -> int:
     if args.steps < 1:
         raise SystemExit(f'error: --steps={args.steps}: must be at least 1')
     parts = r2d2_throughput.agent_parts(args.agent)
-    values = preset_values(parts, flag_arguments)
+    settings = preset_settings(parts, flag_arguments)
     path = Path(args.rollouts or f'benchmarks/results/raw/{args.agent}_pong_rollouts.pt')
-    filled = rollouts(parts, values, path, args.fill_rollouts)
+    filled = rollouts(parts, settings, path, args.fill_rollouts)
 
-    run_settings = parts.run_atari_settings.with_values(values)
-    main_loop.prepare_process(run_settings)  # the learner's seeds and threads
-    env = main_loop.create_environment(run_settings, 1, values['seed'])
-    network = parts.make_network(env, values)
+    main_loop.prepare_process(settings)  # the learner's seeds and threads
+    env = main_loop.create_environment(settings, 1, settings.seed)
+    network = parts.make_network(env, settings)
     learners, timers = {}, {}
     for mode in modes:
         # The replay must not learn while it is fed: it waits for more sequences than the rollouts hold.
-        learner_values = {**values, 'min_replay_size': values['replay_capacity'], 'bf16_learning': mode == 'bf16'}
-        learner = parts.build_learner(copy.deepcopy(network), env, learner_values, 0, torch.device('cpu'))
+        learner_settings = settings.replace(min_replay_size=settings.replay_capacity, bf16_learning=mode == 'bf16')
+        learner = parts.build_learner(copy.deepcopy(network), env, learner_settings, 0, torch.device('cpu'))
         if getattr(learner, 'bf16_learning', False) != (mode == 'bf16'):
             raise SystemExit(f'error: this checkout\'s {parts.name} learner has no --bf16_learning: run with --modes=float32')
         for buffer in filled:
@@ -194,8 +193,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         '',
         f'`python -m benchmarks.{Path(__file__).stem}{" " + command if command else ""}`',
         '',
-        f'Batches of {values["batch_size"]} sequences of {values["burn_in"]} burn-in + {values["unroll_length"]} learned steps, drawn from the '
-        f'{sequences} sequences of {len(filled)} actor rollout(s) ({path}); {values["learner_threads"]} torch threads on the CPU; one warm-up '
+        f'Batches of {settings.batch_size} sequences of {settings.burn_in} burn-in + {settings.unroll_length} learned steps, drawn from the '
+        f'{sequences} sequences of {len(filled)} actor rollout(s) ({path}); {settings.learner_threads} torch threads on the CPU; one warm-up '
         f'step, then {args.steps} timed steps per mode, the modes in turn. Load average after the runs: {load}.',
         '',
         '| mode | seconds per gradient step (median) | each step | sequences/s | speed-up over the first mode | digest after the steps |',
@@ -204,7 +203,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     for mode in modes:
         each = ', '.join(f'{seconds:.2f}' for seconds in times[mode])
         lines.append(
-            f'| {mode} | {medians[mode]:.2f} | {each} | {values["batch_size"] / medians[mode]:.1f} | {medians[modes[0]] / medians[mode]:.2f}x | '
+            f'| {mode} | {medians[mode]:.2f} | {each} | {settings.batch_size / medians[mode]:.1f} | {medians[modes[0]] / medians[mode]:.2f}x | '
             f'`{digest(learners[mode], losses[mode])}` |'
         )
     for mode, timer in timers.items():

@@ -23,6 +23,7 @@ from deep_rl_zoo.greedy_actors import as_tensor
 from deep_rl_zoo.networks.common import NatureCnnTorso, bf16_torsos, channels_last_steps
 from deep_rl_zoo.replay_agent import frozen_copy
 from deep_rl_zoo.schedule import LinearSchedule
+from deep_rl_zoo.settings import RecurrentReplay
 
 
 def apex_epsilons(num_actors: int, base: float = 0.4, alpha: float = 7.0) -> np.ndarray:
@@ -42,18 +43,19 @@ def sequence_layout(burn_in: int, unroll_length: int) -> tuple[int, int]:
 
 
 def prioritized_sequence_replay(
-    values: dict[str, Any], observation_space: Any, replay_class: type[replay_lib.PrioritizedSequenceReplay] = replay_lib.PrioritizedSequenceReplay, **options: Any
+    settings: RecurrentReplay, observation_space: Any, replay_class: type[replay_lib.PrioritizedSequenceReplay] = replay_lib.PrioritizedSequenceReplay, **options: Any
 ) -> replay_lib.PrioritizedSequenceReplay:
-    """The learner's replay from the run's flag values (`r2d2/settings.py`'s R2d2Settings): `sequence_layout`'s sequences of
-    observations of `observation_space`, one stream per actor environment; `options` are the rest of
-    `replay_class`'s arguments (discount, state size)."""
-    if values['min_replay_size'] > values['replay_capacity']:
-        raise ValueError(f'--min_replay_size ({values["min_replay_size"]}) must be at most --replay_capacity ({values["replay_capacity"]}) (both in sequences)')
-    sequence_length, overlap = sequence_layout(values['burn_in'], values['unroll_length'])
+    """The learner's replay from the run's `settings` (`r2d2/settings.py`'s R2d2Settings: `settings.RecurrentReplay`'s,
+    `Replay`'s, `PrioritizedReplay`'s, the actors'): `sequence_layout`'s sequences of observations of
+    `observation_space`, one stream per actor environment; `options` are the rest of `replay_class`'s arguments
+    (discount, state size)."""
+    if settings.min_replay_size > settings.replay_capacity:
+        raise ValueError(f'--min_replay_size ({settings.min_replay_size}) must be at most --replay_capacity ({settings.replay_capacity}) (both in sequences)')
+    sequence_length, overlap = sequence_layout(settings.burn_in, settings.unroll_length)
     return replay_class(
-        priority_exponent=values['priority_exponent'], priority_eps=values['priority_eps'], capacity=values['replay_capacity'],
+        priority_exponent=settings.priority_exponent, priority_eps=settings.priority_eps, capacity=settings.replay_capacity,
         sequence_length=sequence_length, overlap=overlap, observation_shape=observation_space.shape, observation_dtype=observation_space.dtype,
-        num_streams=values['num_actors'] * values['num_envs_per_actor'], compress=values['compress_replay'], seed=values['seed'], **options,
+        num_streams=settings.num_actors * settings.num_envs_per_actor, compress=settings.compress_replay, seed=settings.seed, **options,
     )  # fmt: skip
 
 

@@ -9,6 +9,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
+from deep_rl_zoo.agent57.settings import Agent57Settings
 from deep_rl_zoo.ngu import replay as ngu_replay
 
 NUM_ACTIONS = 6
@@ -17,16 +18,17 @@ NUM_STEPS = 24
 
 # The learner settings of the tests: batches of 8 sequences of 4 burn-in + 8 learned steps, so every torso call of an
 # update holds at least 32 frames (the burn-in's 8 x 4) and takes the channels-last path; nothing learned while fed.
-VALUES = {
-    'environment_kind': 'atari', 'environment_name': 'Pong', 'seed': 3, 'num_actors': 1, 'num_envs_per_actor': NUM_ENVS, 'actor_update_interval': NUM_STEPS,
-    'replay_capacity': 100, 'min_replay_size': 100, 'priority_exponent': 0.9, 'priority_eps': 1e-6, 'unroll_length': 8, 'burn_in': 4,
-    'compress_replay': True, 'learning_rate': 1e-4, 'adam_eps': 1e-3, 'batch_size': 8, 'learn_interval': 10**6, 'target_network_update_interval': 100,
-    'n_step': 5, 'discount': 0.997, 'priority_eta': 0.9, 'value_rescaling_eps': 1e-3, 'importance_sampling_exponent_begin_value': 0.6,
-    'importance_sampling_exponent_end_value': 0.6, 'importance_sampling_exponent_decay_step': 1, 'max_grad_norm': 40.0,
+# Agent57's settings class has every field of R2D2's and NGU's, so the three agents' builders take these settings.
+SETTINGS = Agent57Settings(
+    environment_kind='atari', environment_name='Pong', seed=3, num_actors=1, num_envs_per_actor=NUM_ENVS, actor_update_interval=NUM_STEPS,
+    replay_capacity=100, min_replay_size=100, priority_exponent=0.9, priority_eps=1e-6, unroll_length=8, burn_in=4,
+    compress_replay=True, learning_rate=1e-4, adam_eps=1e-3, batch_size=8, learn_interval=10**6, target_network_update_interval=100,
+    n_step=5, discount=0.997, priority_eta=0.9, value_rescaling_eps=1e-3, importance_sampling_exponent_begin_value=0.6,
+    importance_sampling_exponent_end_value=0.6, importance_sampling_exponent_decay_step=1, max_grad_norm=40.0,
     # NGU and Agent57
-    'num_policies': 4, 'intrinsic_reward_beta': 0.3, 'gamma_max': 0.997, 'gamma_min': 0.99, 'retrace_lambda': 0.95, 'intrinsic_learning_rate': 5e-4,
-    'intrinsic_train_steps': 5, 'ucb_window_size': 10,
-}  # fmt: skip
+    num_policies=4, intrinsic_reward_beta=0.3, gamma_max=0.997, gamma_min=0.99, retrace_lambda=0.95, intrinsic_learning_rate=5e-4,
+    intrinsic_train_steps=5, ucb_window_size=10,
+)  # fmt: skip
 
 
 class PongSpaces:
@@ -80,7 +82,7 @@ def pong_like_rollout(agent_module, seed: int = 0) -> dict[str, torch.Tensor]:
         extras[1:, :, ngu_replay.PREVIOUS_REWARD] = torch.from_numpy(reward[:-1])
         extras[:, :, ngu_replay.INTRINSIC_REWARD] = torch.from_numpy(random.uniform(0, 1, (NUM_STEPS, NUM_ENVS)).astype(np.float32))
         extras[1:, :, ngu_replay.PREVIOUS_INTRINSIC_REWARD] = extras[:-1, :, ngu_replay.INTRINSIC_REWARD]
-        extras[:, :, ngu_replay.POLICY] = torch.arange(NUM_ENVS).float() % VALUES['num_policies']
+        extras[:, :, ngu_replay.POLICY] = torch.arange(NUM_ENVS).float() % SETTINGS.num_policies
     else:  # R2D2: the carried state ends with the previous action and reward
         state[1:, :, -2] = torch.from_numpy(action[:-1]).float()
         state[1:, :, -1] = torch.from_numpy(reward[:-1])
@@ -92,13 +94,13 @@ def pong_learners(agent_module, *bf16_learning: bool, seed: int = 0) -> list:
     """One learner of `agent_module` (r2d2, ngu or agent57 `agent`) per `bf16_learning` value, each from the same
     initial network (seed 0) and fed the same rollout, so each draws the same batches."""
     torch.manual_seed(0)
-    network = agent_module.make_network(PongSpaces(), VALUES)
+    network = agent_module.make_network(PongSpaces(), SETTINGS)
     rollout = pong_like_rollout(agent_module, seed)
     learners = []
     for bf16 in bf16_learning:
-        learner = agent_module.build_learner(copy.deepcopy(network), PongSpaces(), {**VALUES, 'bf16_learning': bf16}, 0, torch.device('cpu'))
+        learner = agent_module.build_learner(copy.deepcopy(network), PongSpaces(), SETTINGS.replace(bf16_learning=bf16), 0, torch.device('cpu'))
         learner.update([rollout])
-        assert learner.learner_steps == 0 and learner.replay.num_sequences >= VALUES['batch_size']
+        assert learner.learner_steps == 0 and learner.replay.num_sequences >= SETTINGS.batch_size
         learners.append(learner)
     return learners
 

@@ -149,9 +149,9 @@ class Agent57Learner(ngu.NguLearner):
         return torch.stack(normalised).mean(dim=0)
 
 
-def make_network(env: VectorEnvironment, values: dict[str, Any]) -> NguNetworks:
+def make_network(env: VectorEnvironment, settings: Agent57Settings) -> NguNetworks:
     """Agent57's networks: NGU's embedding and RND, and two Q networks apart (Q^e, Q^i)."""
-    return ngu_networks(values['environment_kind'], env.single_observation_space.shape, int(env.single_action_space.n), values['num_policies'], two_q_networks=True)
+    return ngu_networks(settings.environment_kind, env.single_observation_space.shape, int(env.single_action_space.n), settings.num_policies, two_q_networks=True)
 
 
 def rollout_spec(steps: int, kind: str):
@@ -160,35 +160,37 @@ def rollout_spec(steps: int, kind: str):
 
 # The best arm's window: the episodes the meta-controllers of all environments look back on together.
 build_learner = ngu.build_learner_of(
-    Agent57Learner, lambda values: {'arm_window': values['ucb_window_size'] * values['num_actors'] * values['num_envs_per_actor']}
+    Agent57Learner, lambda settings: {'arm_window': settings.ucb_window_size * settings.num_actors * settings.num_envs_per_actor}
 )
 
 
-def make_policy(network: NguNetworks, values: dict[str, Any], epsilons: np.ndarray, bandits: list[SlidingWindowUcb] | None, seed: int, device: torch.device) -> Agent57Policy:
+def make_policy(
+    network: NguNetworks, settings: Agent57Settings, epsilons: np.ndarray, bandits: list[SlidingWindowUcb] | None, seed: int, device: torch.device
+) -> Agent57Policy:
     network = network.to(device)
-    memory = ngu.episodic_memory(values, len(epsilons), network.embedding.embedding_size)
-    betas, _ = ngu.policy_family(values)
+    memory = ngu.episodic_memory(settings, len(epsilons), network.embedding.embedding_size)
+    betas, _ = ngu.policy_family(settings)
     return Agent57Policy(
-        network, epsilons, np.zeros(len(epsilons), np.int64), memory, values['max_lifelong_modulation'], seed, device,
-        betas=betas, bandits=bandits, value_rescaling_eps=values['value_rescaling_eps'],
+        network, epsilons, np.zeros(len(epsilons), np.int64), memory, settings.max_lifelong_modulation, seed, device,
+        betas=betas, bandits=bandits, value_rescaling_eps=settings.value_rescaling_eps,
     )  # fmt: skip
 
 
-def build_actor(network: NguNetworks, env: VectorEnvironment, values: dict[str, Any], seed: int, device: torch.device) -> ngu.NguActor:
+def build_actor(network: NguNetworks, env: VectorEnvironment, settings: Agent57Settings, seed: int, device: torch.device) -> ngu.NguActor:
     """NGU's actor with a meta-controller per environment (seeded apart) choosing its policies."""
-    first_stream = seed - values['seed']
+    first_stream = seed - settings.seed
     num_envs = env.num_envs
-    epsilons = apex_epsilons(values['num_actors'] * num_envs, values['exploration_epsilon_base'], values['exploration_epsilon_alpha'])[first_stream : first_stream + num_envs]
+    epsilons = apex_epsilons(settings.num_actors * num_envs, settings.exploration_epsilon_base, settings.exploration_epsilon_alpha)[first_stream : first_stream + num_envs]
     bandits = [
-        SlidingWindowUcb(values['num_policies'], values['ucb_window_size'], values['ucb_beta'], values['ucb_epsilon'], seed=seed + index) for index in range(num_envs)
+        SlidingWindowUcb(settings.num_policies, settings.ucb_window_size, settings.ucb_beta, settings.ucb_epsilon, seed=seed + index) for index in range(num_envs)
     ]
-    policy = make_policy(network, values, epsilons, bandits, seed, device)
-    return ngu.NguActor(policy, env, values['actor_update_interval'], first_stream, values.get('terminal_on_life_loss', False))
+    policy = make_policy(network, settings, epsilons, bandits, seed, device)
+    return ngu.NguActor(policy, env, settings.actor_update_interval, first_stream, settings.life_loss_is_terminal)
 
 
-def eval_policy(network: NguNetworks, values: dict[str, Any], epsilon: float, seed: int, device: torch.device = torch.device('cpu')) -> Agent57Policy:
+def eval_policy(network: NguNetworks, settings: Agent57Settings, epsilon: float, seed: int, device: torch.device = torch.device('cpu')) -> Agent57Policy:
     """The evaluation's policy: the networks' `best_arm` (read at each episode start), epsilon-greedy, one environment."""
-    return make_policy(network, values, np.array([epsilon]), None, seed, device)
+    return make_policy(network, settings, np.array([epsilon]), None, seed, device)
 
 
 def train(run_settings: Agent57Settings) -> None:

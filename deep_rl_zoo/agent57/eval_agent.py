@@ -16,8 +16,8 @@ flags.define_settings(settings.EPSILON_GREEDY_EVALUATION)
 
 def main(eval_settings: settings.Evaluation) -> None:
     evaluation.evaluate_checkpoint(
-        eval_settings, 'Agent57', Agent57Settings, lambda env, train_settings: agent.make_network(env, train_settings.flag_values()),
-        lambda network, env, eval_settings, train_settings: agent.eval_policy(network, train_settings.flag_values(), eval_settings.eval_exploration_epsilon, eval_settings.seed),
+        eval_settings, 'Agent57', Agent57Settings, agent.make_network,
+        lambda network, env, eval_settings, train_settings: agent.eval_policy(network, train_settings, eval_settings.eval_exploration_epsilon, eval_settings.seed),
     )
 
 

@@ -57,9 +57,9 @@ from deep_rl_zoo.sequence_learning import (
 from deep_rl_zoo.trackers import EpisodeTracker
 
 
-def policy_family(values: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+def policy_family(settings: NguSettings) -> tuple[np.ndarray, np.ndarray]:
     """The run's (betas, discounts) of its N policies."""
-    return episodic_novelty.policy_family(values['num_policies'], values['intrinsic_reward_beta'], values['gamma_max'], values['gamma_min'])
+    return episodic_novelty.policy_family(settings.num_policies, settings.intrinsic_reward_beta, settings.gamma_max, settings.gamma_min)
 
 
 class NguPolicy:
@@ -392,30 +392,31 @@ class NguLearner(SequenceLearner):
         self.intrinsic_optimizer.load_state_dict(state['intrinsic_optimizer'])
 
 
-def make_network(env: VectorEnvironment, values: dict[str, Any]) -> NguNetworks:
+def make_network(env: VectorEnvironment, settings: NguSettings) -> NguNetworks:
     """NGU's networks (one Q network) for the run's environment."""
-    return ngu_networks(values['environment_kind'], env.single_observation_space.shape, int(env.single_action_space.n), values['num_policies'])
+    return ngu_networks(settings.environment_kind, env.single_observation_space.shape, int(env.single_action_space.n), settings.num_policies)
 
 
-def build_learner_of(learner_class: type, extra_settings: Callable[[dict[str, Any]], dict[str, Any]] = lambda values: {}) -> Callable[..., NguLearner]:
-    """build_learner(network, env, values, total_updates, device) of NGU's or Agent57's learner class, its replay shaped
-    by `env`'s observation space (`extra_settings`: the keyword arguments of the class beyond NGU's, from the run's values)."""
+def build_learner_of(learner_class: type, extra_settings: Callable[[NguSettings], dict[str, Any]] = lambda settings: {}) -> Callable[..., NguLearner]:
+    """build_learner(network, env, settings, total_updates, device) of NGU's or Agent57's learner class, its replay
+    shaped by `env`'s observation space (`extra_settings`: the keyword arguments of the class beyond NGU's, from the
+    run's settings)."""
 
-    def build_learner(network: NguNetworks, env: VectorEnvironment, values: dict[str, Any], total_updates: int, device: torch.device) -> NguLearner:
+    def build_learner(network: NguNetworks, env: VectorEnvironment, settings: NguSettings, total_updates: int, device: torch.device) -> NguLearner:
         replay = prioritized_sequence_replay(
-            values, env.single_observation_space, ngu_replay.ExtrasSequenceReplay, discount=1.0, state_size=2 * network.hidden_size
+            settings, env.single_observation_space, ngu_replay.ExtrasSequenceReplay, discount=1.0, state_size=2 * network.hidden_size
         )
-        betas, discounts = policy_family(values)
+        betas, discounts = policy_family(settings)
         return learner_class(
-            network, replay, betas=betas, discounts=discounts, learning_rate=values['learning_rate'], intrinsic_learning_rate=values['intrinsic_learning_rate'],
-            adam_eps=values['adam_eps'], batch_size=values['batch_size'], min_replay_size=values['min_replay_size'], learn_interval=values['learn_interval'],
-            target_network_update_interval=values['target_network_update_interval'], burn_in=values['burn_in'], retrace_lambda=values['retrace_lambda'],
-            intrinsic_train_steps=values['intrinsic_train_steps'], priority_eta=values['priority_eta'], value_rescaling_eps=values['value_rescaling_eps'],
+            network, replay, betas=betas, discounts=discounts, learning_rate=settings.learning_rate, intrinsic_learning_rate=settings.intrinsic_learning_rate,
+            adam_eps=settings.adam_eps, batch_size=settings.batch_size, min_replay_size=settings.min_replay_size, learn_interval=settings.learn_interval,
+            target_network_update_interval=settings.target_network_update_interval, burn_in=settings.burn_in, retrace_lambda=settings.retrace_lambda,
+            intrinsic_train_steps=settings.intrinsic_train_steps, priority_eta=settings.priority_eta, value_rescaling_eps=settings.value_rescaling_eps,
             importance_sampling_exponent=LinearSchedule(
-                values['importance_sampling_exponent_begin_value'], values['importance_sampling_exponent_end_value'], values['importance_sampling_exponent_decay_step']
+                settings.importance_sampling_exponent_begin_value, settings.importance_sampling_exponent_end_value, settings.importance_sampling_exponent_decay_step
             ),
-            max_grad_norm=values['max_grad_norm'], count_rooms=gym_env.is_montezuma_revenge(values['environment_kind'], values['environment_name']),
-            bf16_learning=values.get('bf16_learning', False), device=device, **extra_settings(values),
+            max_grad_norm=settings.max_grad_norm, count_rooms=gym_env.is_montezuma_revenge(settings.environment_kind, settings.environment_name),
+            bf16_learning=settings.bf16_learning, device=device, **extra_settings(settings),
         )  # fmt: skip
 
     return build_learner
@@ -424,17 +425,17 @@ def build_learner_of(learner_class: type, extra_settings: Callable[[dict[str, An
 build_learner = build_learner_of(NguLearner)
 
 
-def episodic_memory(values: dict[str, Any], num_envs: int, embedding_size: int) -> episodic_novelty.EpisodicMemory:
+def episodic_memory(settings: NguSettings, num_envs: int, embedding_size: int) -> episodic_novelty.EpisodicMemory:
     return episodic_novelty.EpisodicMemory(
-        num_envs, embedding_size, values['episodic_memory_capacity'], values['num_neighbours'], values['kernel_epsilon'], values['pseudo_count_constant'],
-        values['cluster_distance'], values['max_similarity'],
+        num_envs, embedding_size, settings.episodic_memory_capacity, settings.num_neighbours, settings.kernel_epsilon, settings.pseudo_count_constant,
+        settings.cluster_distance, settings.max_similarity,
     )  # fmt: skip
 
 
-def make_policy(network: NguNetworks, values: dict[str, Any], epsilons: np.ndarray, policies: np.ndarray, seed: int, device: torch.device) -> NguPolicy:
+def make_policy(network: NguNetworks, settings: NguSettings, epsilons: np.ndarray, policies: np.ndarray, seed: int, device: torch.device) -> NguPolicy:
     network = network.to(device)
-    memory = episodic_memory(values, len(epsilons), network.embedding.embedding_size)
-    return NguPolicy(network, epsilons, policies, memory, values['max_lifelong_modulation'], seed, device)
+    memory = episodic_memory(settings, len(epsilons), network.embedding.embedding_size)
+    return NguPolicy(network, epsilons, policies, memory, settings.max_lifelong_modulation, seed, device)
 
 
 def policy_ladder(streams: np.ndarray, num_policies: int) -> np.ndarray:
@@ -443,20 +444,20 @@ def policy_ladder(streams: np.ndarray, num_policies: int) -> np.ndarray:
     return np.asarray(streams, np.int64) % num_policies
 
 
-def build_actor(network: NguNetworks, env: VectorEnvironment, values: dict[str, Any], seed: int, device: torch.device) -> NguActor:
-    """Actor of the run's flag values: its environments' streams, Ape-X epsilons and policies follow from their
-    index among all of the run (`seed - values['seed']`, as R2D2's `build_actor`)."""
-    first_stream = seed - values['seed']
+def build_actor(network: NguNetworks, env: VectorEnvironment, settings: NguSettings, seed: int, device: torch.device) -> NguActor:
+    """Actor of the run's `settings`: its environments' streams, Ape-X epsilons and policies follow from their
+    index among all of the run (`seed - settings.seed`, as R2D2's `build_actor`)."""
+    first_stream = seed - settings.seed
     num_envs = env.num_envs
-    epsilons = apex_epsilons(values['num_actors'] * num_envs, values['exploration_epsilon_base'], values['exploration_epsilon_alpha'])[first_stream : first_stream + num_envs]
-    policies = policy_ladder(first_stream + np.arange(num_envs), values['num_policies'])
-    policy = make_policy(network, values, epsilons, policies, seed, device)
-    return NguActor(policy, env, values['actor_update_interval'], first_stream, values.get('terminal_on_life_loss', False))
+    epsilons = apex_epsilons(settings.num_actors * num_envs, settings.exploration_epsilon_base, settings.exploration_epsilon_alpha)[first_stream : first_stream + num_envs]
+    policies = policy_ladder(first_stream + np.arange(num_envs), settings.num_policies)
+    policy = make_policy(network, settings, epsilons, policies, seed, device)
+    return NguActor(policy, env, settings.actor_update_interval, first_stream, settings.life_loss_is_terminal)
 
 
-def eval_policy(network: NguNetworks, values: dict[str, Any], epsilon: float, seed: int, device: torch.device = torch.device('cpu')) -> NguPolicy:
+def eval_policy(network: NguNetworks, settings: NguSettings, epsilon: float, seed: int, device: torch.device = torch.device('cpu')) -> NguPolicy:
     """The evaluation's policy: policy 0 (beta 0, the exploitative one), epsilon-greedy, one environment."""
-    return make_policy(network, values, np.array([epsilon]), np.zeros(1, np.int64), seed, device)
+    return make_policy(network, settings, np.array([epsilon]), np.zeros(1, np.int64), seed, device)
 
 
 def train(
@@ -465,10 +466,9 @@ def train(
 ) -> None:
     """Entry point of the run scripts (NGU's, and Agent57's with its own parts) from the run's settings: run_classic
     also takes MiniGrid."""
-    values = run_settings.flag_values()
     main_loop.train_actors_and_learner(
-        run_settings, main_loop.TakingFlagValues(make_network), main_loop.TakingFlagValues(build_learner), main_loop.TakingFlagValues(build_actor),
+        run_settings, make_network, build_learner, build_actor,
         rollout_spec(run_settings.actor_update_interval, run_settings.environment_kind, num_q_networks), asynchronous=True,
-        make_eval_actor=lambda network, device: make_eval_policy(network, values, run_settings.eval_exploration_epsilon, run_settings.seed, device),
+        make_eval_actor=lambda network, device: make_eval_policy(network, run_settings, run_settings.eval_exploration_epsilon, run_settings.seed, device),
         count_rooms=True,
     )  # fmt: skip

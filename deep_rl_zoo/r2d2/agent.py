@@ -244,66 +244,66 @@ class R2d2Learner(SequenceLearner):
         self.gradient_step(sample, loss, priorities, mean_q=q_taken.detach()[learned].mean())
 
 
-def make_network(env: VectorEnvironment, values: dict[str, Any]) -> RecurrentDuelingQNetwork:
+def make_network(env: VectorEnvironment, settings: R2d2Settings) -> RecurrentDuelingQNetwork:
     """The paper's network for Atari frames (Nature CNN, 512-unit LSTM, dueling head); the MiniGrid CNN or an MLP
-    with a 128-unit LSTM for MiniGrid's grids (`values['environment_kind']`) or vectors."""
+    with a 128-unit LSTM for MiniGrid's grids (`settings.environment_kind`) or vectors."""
     observation_shape, num_actions = env.single_observation_space.shape, int(env.single_action_space.n)
-    if values.get('environment_kind') == 'minigrid':
+    if settings.environment_kind == 'minigrid':
         return minigrid_recurrent_dueling_q_network(observation_shape, num_actions, lstm_size('minigrid'))
     if len(observation_shape) == 3:
         return nature_cnn_recurrent_dueling_q_network(num_actions, observation_shape[0])
     return mlp_recurrent_dueling_q_network(observation_shape[0], num_actions, lstm_size('classic'))
 
 
-def build_learner(network: nn.Module, env: VectorEnvironment, values: dict[str, Any], total_updates: int, device: torch.device) -> R2d2Learner:
-    """An R2D2 learner from the run's values (`R2d2Settings.flag_values()`); its replay has one stream per actor
-    environment and is shaped by `env`'s observation space (`total_updates` is unused: no schedule counts updates)."""
+def build_learner(network: nn.Module, env: VectorEnvironment, settings: R2d2Settings, total_updates: int, device: torch.device) -> R2d2Learner:
+    """An R2D2 learner from the run's `settings`; its replay has one stream per actor environment and is shaped by
+    `env`'s observation space (`total_updates` is unused: no schedule counts updates)."""
     observation_space = env.single_observation_space
-    replay = prioritized_sequence_replay(values, observation_space, discount=values['discount'], state_size=carried_state_size(network.hidden_size))
+    replay = prioritized_sequence_replay(settings, observation_space, discount=settings.discount, state_size=carried_state_size(network.hidden_size))
     # Compressed observations count only once stored: add their raw size to the empty replay's figure.
-    sequence_length, _ = sequence_layout(values['burn_in'], values['unroll_length'])
+    sequence_length, _ = sequence_layout(settings.burn_in, settings.unroll_length)
     observation_bytes = (sequence_length + 1) * int(np.prod(observation_space.shape)) * observation_space.dtype.itemsize
-    raw = replay.bytes_per_sequence() + (observation_bytes if values['compress_replay'] else 0)
+    raw = replay.bytes_per_sequence() + (observation_bytes if settings.compress_replay else 0)
     print(
-        f'R2D2 replay: {values["replay_capacity"]} sequences of {sequence_length} steps, {raw / 1024:.1f} KiB each uncompressed '
-        f'({raw * values["replay_capacity"] / 2**30:.2f} GiB full){"; snappy-compressed (logged as replay_bytes_per_sequence)" if values["compress_replay"] else ""}',
+        f'R2D2 replay: {settings.replay_capacity} sequences of {sequence_length} steps, {raw / 1024:.1f} KiB each uncompressed '
+        f'({raw * settings.replay_capacity / 2**30:.2f} GiB full){"; snappy-compressed (logged as replay_bytes_per_sequence)" if settings.compress_replay else ""}',
         flush=True,
     )
     return R2d2Learner(
         network,
         replay,
-        learning_rate=values['learning_rate'],
-        adam_eps=values['adam_eps'],
-        batch_size=values['batch_size'],
-        min_replay_size=values['min_replay_size'],
-        learn_interval=values['learn_interval'],
-        target_network_update_interval=values['target_network_update_interval'],
-        burn_in=values['burn_in'],
-        n_step=values['n_step'],
-        priority_eta=values['priority_eta'],
-        value_rescaling_eps=values['value_rescaling_eps'],
+        learning_rate=settings.learning_rate,
+        adam_eps=settings.adam_eps,
+        batch_size=settings.batch_size,
+        min_replay_size=settings.min_replay_size,
+        learn_interval=settings.learn_interval,
+        target_network_update_interval=settings.target_network_update_interval,
+        burn_in=settings.burn_in,
+        n_step=settings.n_step,
+        priority_eta=settings.priority_eta,
+        value_rescaling_eps=settings.value_rescaling_eps,
         importance_sampling_exponent=LinearSchedule(
-            values['importance_sampling_exponent_begin_value'],
-            values['importance_sampling_exponent_end_value'],
-            values['importance_sampling_exponent_decay_step'],
+            settings.importance_sampling_exponent_begin_value,
+            settings.importance_sampling_exponent_end_value,
+            settings.importance_sampling_exponent_decay_step,
         ),
-        max_grad_norm=values['max_grad_norm'],
-        count_rooms=gym_env.is_montezuma_revenge(values['environment_kind'], values['environment_name']),
-        bf16_learning=values.get('bf16_learning', False),
+        max_grad_norm=settings.max_grad_norm,
+        count_rooms=gym_env.is_montezuma_revenge(settings.environment_kind, settings.environment_name),
+        bf16_learning=settings.bf16_learning,
         device=device,
     )
 
 
-def build_actor(network: nn.Module, env: VectorEnvironment, values: dict[str, Any], seed: int, device: torch.device) -> R2d2Actor:
-    """Actor of the run's flag values. `main_loop`'s actor factory seeds environment j of actor i with seed + i *
-    num_envs_per_actor + j, so `seed - values['seed']` is the index of this actor's first environment among all of
+def build_actor(network: nn.Module, env: VectorEnvironment, settings: R2d2Settings, seed: int, device: torch.device) -> R2d2Actor:
+    """Actor of the run's `settings`. `main_loop`'s actor factory seeds environment j of actor i with seed + i *
+    num_envs_per_actor + j, so `seed - settings.seed` is the index of this actor's first environment among all of
     the run: its replay stream and its rung on the epsilon ladder. On Montezuma's Revenge its environments count the
     rooms each episode visits (`train` asks the factory for a `gym_env.RoomCounter`)."""
-    first_stream = seed - values['seed']
-    epsilons = apex_epsilons(values['num_actors'] * values['num_envs_per_actor'], values['exploration_epsilon_base'], values['exploration_epsilon_alpha'])
+    first_stream = seed - settings.seed
+    epsilons = apex_epsilons(settings.num_actors * settings.num_envs_per_actor, settings.exploration_epsilon_base, settings.exploration_epsilon_alpha)
     return R2d2Actor(
-        network, env, values['actor_update_interval'], epsilons[first_stream : first_stream + env.num_envs], first_stream,
-        values.get('terminal_on_life_loss', False), seed, device,
+        network, env, settings.actor_update_interval, epsilons[first_stream : first_stream + env.num_envs], first_stream,
+        settings.life_loss_is_terminal, seed, device,
     )  # fmt: skip
 
 
@@ -311,8 +311,7 @@ def train(run_settings: R2d2Settings) -> None:
     """Entry point of R2D2's run scripts: asynchronous actors, the learner with its replay, iterations from the run's
     settings; run_classic also takes MiniGrid (the baseline of NGU's and Agent57's exploration benchmark)."""
     main_loop.train_actors_and_learner(
-        run_settings, main_loop.TakingFlagValues(make_network), main_loop.TakingFlagValues(build_learner), main_loop.TakingFlagValues(build_actor),
-        rollout_spec(run_settings.actor_update_interval, run_settings.environment_kind),
+        run_settings, make_network, build_learner, build_actor, rollout_spec(run_settings.actor_update_interval, run_settings.environment_kind),
         asynchronous=True, make_eval_actor=lambda network, device: R2d2Policy(network, run_settings.eval_exploration_epsilon, run_settings.seed, device),
         count_rooms=True,
     )  # fmt: skip

@@ -15,7 +15,7 @@ flags.define_settings(settings.EPSILON_GREEDY_EVALUATION)
 
 
 def main(eval_settings: settings.Evaluation) -> None:
-    evaluation.evaluate_checkpoint(eval_settings, 'R2D2', R2d2Settings, lambda env, train_settings: make_network(env, train_settings.flag_values()), functools.partial(evaluation.epsilon_greedy, actor_class=R2d2Policy))
+    evaluation.evaluate_checkpoint(eval_settings, 'R2D2', R2d2Settings, make_network, functools.partial(evaluation.epsilon_greedy, actor_class=R2d2Policy))
 
 
 if __name__ == '__main__':

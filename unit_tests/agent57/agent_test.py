@@ -9,12 +9,13 @@ from torch.testing import assert_close
 
 from deep_rl_zoo import gym_env, transformed_returns
 from deep_rl_zoo.agent57 import agent
+from deep_rl_zoo.agent57.settings import of_ngu
 from deep_rl_zoo.ngu import replay as ngu_replay
 from unit_tests import pong_sequences
-from unit_tests.ngu.agent_test import VALUES
+from unit_tests.ngu.agent_test import SETTINGS
 from unit_tests.r2d2.agent_test import dtypes_seen
 
-AGENT57_VALUES = {**VALUES, 'ucb_window_size': 10, 'ucb_beta': 1.0, 'ucb_epsilon': 0.0}
+AGENT57_SETTINGS = of_ngu(SETTINGS).replace(ucb_window_size=10, ucb_beta=1.0, ucb_epsilon=0.0)
 
 
 def test_combined_values_by_hand():
@@ -26,10 +27,10 @@ def test_combined_values_by_hand():
 
 
 def make_actor(num_steps=80, first_stream=0):
-    values = {**AGENT57_VALUES, 'actor_update_interval': num_steps}
+    settings = AGENT57_SETTINGS.replace(actor_update_interval=num_steps)
     env = gym_env.create_classic_vector_env('CartPole-v1', 2, seed=first_stream)
     torch.manual_seed(0)
-    return agent.build_actor(agent.make_network(env, values), env, values, VALUES['seed'] + first_stream, torch.device('cpu'))
+    return agent.build_actor(agent.make_network(env, settings), env, settings, SETTINGS.seed + first_stream, torch.device('cpu'))
 
 
 def rollout(actor):
@@ -55,11 +56,11 @@ def test_each_environments_meta_controller_picks_each_episodes_policy():
 
 
 def test_each_head_learns_retrace_on_its_own_reward(monkeypatch):
-    values = {**AGENT57_VALUES, 'min_replay_size': 4}
+    settings = AGENT57_SETTINGS.replace(min_replay_size=4)
     buffers = [rollout(make_actor(40, first_stream)) for first_stream in (0, 2)]
     env = gym_env.create_classic_vector_env('CartPole-v1', 1, seed=0)
     torch.manual_seed(1)
-    learner = agent.build_learner(agent.make_network(env, values), env, values, 0, torch.device('cpu'))
+    learner = agent.build_learner(agent.make_network(env, settings), env, settings, 0, torch.device('cpu'))
     assert learner.agent_name == 'Agent57'
     calls = []
     original = transformed_returns.transformed_retrace_targets
@@ -85,12 +86,12 @@ def test_each_head_learns_retrace_on_its_own_reward(monkeypatch):
     assert np.isfinite(learner.learner_statistics()['loss'])
 
 
-def learner_with_a_batch(values=None):
-    values = {**AGENT57_VALUES, 'min_replay_size': 4, 'learn_interval': 10**6, **(values or {})}  # fills the replay, learns nothing
+def learner_with_a_batch(**changes):
+    settings = AGENT57_SETTINGS.replace(min_replay_size=4, learn_interval=10**6, **changes)  # fills the replay, learns nothing
     buffers = [rollout(make_actor(40, first_stream)) for first_stream in (0, 2)]
     env = gym_env.create_classic_vector_env('CartPole-v1', 1, seed=0)
     torch.manual_seed(1)
-    learner = agent.build_learner(agent.make_network(env, values), env, values, 0, torch.device('cpu'))
+    learner = agent.build_learner(agent.make_network(env, settings), env, settings, 0, torch.device('cpu'))
     learner.update(buffers)
     assert learner.learner_steps == 0
     return learner, learner.learner_batch(learner.replay.sample_prioritized(4, 0.6))
@@ -113,7 +114,7 @@ def test_the_intrinsic_loss_reaches_no_parameter_of_the_extrinsic_network():
 
 
 def test_each_network_decides_half_of_the_priority_mass():
-    learner, _ = learner_with_a_batch({'priority_eta': 0.5})
+    learner, _ = learner_with_a_batch(priority_eta=0.5)
     learned = torch.tensor([[True, True], [True, False]])
     td_extrinsic = torch.tensor([[0.01, 0.03], [0.03, 9.0]])  # R2D2's priority 0.5 max + 0.5 mean: 0.025, 0.03
     td_intrinsic = torch.tensor([[4.0, -1.0], [-2.0, 5.0]])  # 3.5, 1.0
@@ -131,7 +132,7 @@ def test_best_arm_by_hand():
 
 
 def test_the_learner_keeps_the_best_arm_of_the_window_and_evaluation_plays_it():
-    learner, _ = learner_with_a_batch({'ucb_window_size': 1})  # a window of 1 x 4 environments' episodes
+    learner, _ = learner_with_a_batch(ucb_window_size=1)  # a window of 1 x 4 environments' episodes
     network = learner.network
 
     def rollout_ending(arms_and_returns):
@@ -148,11 +149,11 @@ def test_the_learner_keeps_the_best_arm_of_the_window_and_evaluation_plays_it():
     assert int(network.best_arm) == 2
     learner.update([rollout_ending([(1, 0.75), (0, 0.0)])])  # the window keeps the last 4: (1, 0.25), (1, 0), (1, 0.75), (0, 0)
     assert list(learner.arm_returns) == [(1, 0.25), (1, 0.0), (1, 0.75), (0, 0.0)] and int(network.best_arm) == 1
-    restored, _ = learner_with_a_batch({'ucb_window_size': 1})
+    restored, _ = learner_with_a_batch(ucb_window_size=1)
     restored.load_state_dict(learner.state_dict())
     assert list(restored.arm_returns) == list(learner.arm_returns)
     # The evaluation's policy plays the best arm at each episode start.
-    evaluation = agent.eval_policy(network, AGENT57_VALUES, 0.0, seed=0)
+    evaluation = agent.eval_policy(network, AGENT57_SETTINGS, 0.0, seed=0)
     assert evaluation.policy.tolist() == [1]
     network.best_arm.fill_(2)
     evaluation.reset()

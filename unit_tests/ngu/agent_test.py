@@ -10,28 +10,29 @@ from torch.testing import assert_close
 from deep_rl_zoo import episodic_novelty, gym_env, transformed_returns
 from deep_rl_zoo.ngu import agent
 from deep_rl_zoo.ngu import replay as ngu_replay
+from deep_rl_zoo.ngu.settings import NguSettings
 from unit_tests import pong_sequences
 from unit_tests.r2d2.agent_test import dtypes_seen
 
-VALUES = {
-    'seed': 3, 'num_actors': 2, 'num_envs_per_actor': 2, 'actor_update_interval': 30, 'environment_name': 'CartPole-v1', 'environment_kind': 'classic',
-    'exploration_epsilon_base': 0.4, 'exploration_epsilon_alpha': 7.0, 'num_policies': 3, 'intrinsic_reward_beta': 0.3, 'gamma_max': 0.99, 'gamma_min': 0.9,
-    'episodic_memory_capacity': 1000, 'num_neighbours': 10, 'kernel_epsilon': 1e-4, 'pseudo_count_constant': 1e-3, 'cluster_distance': 8e-3,
-    'max_similarity': 8.0, 'max_lifelong_modulation': 5.0, 'value_rescaling_eps': 1e-3, 'terminal_on_life_loss': False,
-    'replay_capacity': 200, 'min_replay_size': 6, 'priority_exponent': 0.9, 'priority_eps': 1e-6, 'unroll_length': 4, 'burn_in': 2,
-    'compress_replay': False, 'learning_rate': 1e-3, 'intrinsic_learning_rate': 1e-3, 'adam_eps': 1e-8, 'batch_size': 4, 'learn_interval': 16,
-    'target_network_update_interval': 2, 'retrace_lambda': 0.9, 'intrinsic_train_steps': 3, 'priority_eta': 0.9,
-    'importance_sampling_exponent_begin_value': 0.6, 'importance_sampling_exponent_end_value': 0.6, 'importance_sampling_exponent_decay_step': 1,
-    'max_grad_norm': 10.0, 'eval_exploration_epsilon': 0.0,
-}  # fmt: skip
+SETTINGS = NguSettings(
+    seed=3, num_actors=2, num_envs_per_actor=2, actor_update_interval=30, environment_name='CartPole-v1', environment_kind='classic',
+    exploration_epsilon_base=0.4, exploration_epsilon_alpha=7.0, num_policies=3, intrinsic_reward_beta=0.3, gamma_max=0.99, gamma_min=0.9,
+    episodic_memory_capacity=1000, num_neighbours=10, kernel_epsilon=1e-4, pseudo_count_constant=1e-3, cluster_distance=8e-3,
+    max_similarity=8.0, max_lifelong_modulation=5.0, value_rescaling_eps=1e-3, terminal_on_life_loss=False,
+    replay_capacity=200, min_replay_size=6, priority_exponent=0.9, priority_eps=1e-6, unroll_length=4, burn_in=2,
+    compress_replay=False, learning_rate=1e-3, intrinsic_learning_rate=1e-3, adam_eps=1e-8, batch_size=4, learn_interval=16,
+    target_network_update_interval=2, retrace_lambda=0.9, intrinsic_train_steps=3, priority_eta=0.9,
+    importance_sampling_exponent_begin_value=0.6, importance_sampling_exponent_end_value=0.6, importance_sampling_exponent_decay_step=1,
+    max_grad_norm=10.0, eval_exploration_epsilon=0.0,
+)  # fmt: skip
 
 
 def make_actor(first_stream=0, num_steps=60, seed=5):
-    values = {**VALUES, 'actor_update_interval': num_steps}
+    settings = SETTINGS.replace(actor_update_interval=num_steps)
     env = gym_env.create_classic_vector_env('CartPole-v1', 2, seed=seed)
     torch.manual_seed(0)
-    network = agent.make_network(env, values)
-    return agent.build_actor(network, env, values, VALUES['seed'] + first_stream, torch.device('cpu'))
+    network = agent.make_network(env, settings)
+    return agent.build_actor(network, env, settings, SETTINGS.seed + first_stream, torch.device('cpu'))
 
 
 def collect(actor):
@@ -79,7 +80,7 @@ def test_the_intrinsic_reward_is_the_episodic_bonus_times_the_lifelong_factor():
     moments.update(errors)
     expected = []
     for env in range(2):
-        memory = agent.episodic_memory(VALUES, 1, 32)
+        memory = agent.episodic_memory(SETTINGS, 1, 32)
         memory.reset(0, embeddings[env])
         episodic = memory.reward(0, policy._embed(reached)[env])
         expected.append(episodic * episodic_novelty.lifelong_modulator(errors[env], moments.mean, moments.std, 5.0))
@@ -90,7 +91,7 @@ def test_the_learner_learns_retrace_on_the_mixed_reward_with_each_policys_discou
     buffers = [collect(make_actor(first_stream=first_stream, num_steps=40, seed=first_stream)) for first_stream in (0, 2)]
     env = gym_env.create_classic_vector_env('CartPole-v1', 1, seed=0)
     torch.manual_seed(1)
-    learner = agent.build_learner(agent.make_network(env, VALUES), env, VALUES, 0, torch.device('cpu'))
+    learner = agent.build_learner(agent.make_network(env, SETTINGS), env, SETTINGS, 0, torch.device('cpu'))
     before = {name: parameter.clone() for name, parameter in learner.network.named_parameters()}
     calls = []
     original = transformed_returns.transformed_retrace_targets
@@ -141,7 +142,7 @@ def test_the_policy_ladder_spreads_each_policy_over_the_epsilon_rungs():
 
 def test_each_sequence_of_a_policy_other_than_0_is_copied_relabelled_for_policy_0():
     env = gym_env.create_classic_vector_env('CartPole-v1', 1, seed=0)
-    learner = agent.build_learner(agent.make_network(env, VALUES), env, VALUES, 0, torch.device('cpu'))
+    learner = agent.build_learner(agent.make_network(env, SETTINGS), env, SETTINGS, 0, torch.device('cpu'))
     num_steps, rows = 3, 3
 
     def grid(offset):  # [T, B] with distinct numbers per row and step

@@ -78,11 +78,11 @@ def test_the_actor_writes_steps_and_the_lstm_state_before_each_and_acts_greedily
 
 
 def test_each_actor_gets_its_own_streams_and_rungs_of_the_ladder():
-    values = {
-        'seed': 3, 'num_actors': 2, 'num_envs_per_actor': 2, 'actor_update_interval': 5, 'environment_name': 'CartPole-v1',
-        'environment_kind': 'classic', 'exploration_epsilon_base': 0.4, 'exploration_epsilon_alpha': 7.0,
-    }  # fmt: skip
-    factory = main_loop._ActorFactory(R2d2Settings().with_values(values), main_loop.TakingFlagValues(agent.make_network), main_loop.TakingFlagValues(agent.build_actor))
+    settings = R2d2Settings(
+        seed=3, num_actors=2, num_envs_per_actor=2, actor_update_interval=5, environment_name='CartPole-v1', environment_kind='classic',
+        exploration_epsilon_base=0.4, exploration_epsilon_alpha=7.0,
+    )  # fmt: skip
+    factory = main_loop._ActorFactory(settings, agent.make_network, agent.build_actor)
     actors = [factory(actor_id, torch.device('cpu')) for actor_id in range(2)]
     assert [actor.first_stream for actor in actors] == [0, 2]
     ladder = apex_epsilons(4)
