@@ -34,7 +34,7 @@ import gymnasium
 import numpy as np
 import torch
 
-from deep_rl_zoo import main_loop, rollouts
+from deep_rl_zoo import rollouts
 from deep_rl_zoo.appo import agent as appo_agent
 from deep_rl_zoo.appo import settings as appo_settings
 from deep_rl_zoo.ppo import agent as ppo_agent
@@ -83,10 +83,7 @@ def appo_parts(bf16: bool) -> tuple[Any, list[dict[str, torch.Tensor]], int]:
     """APPO's run_atari learner (with --bf16_learning when `bf16`), one training batch of rollouts and its minibatch
     samples per update."""
     settings = appo_settings.ATARI.replace(bf16_learning=bf16).core_settings()
-    agent = types.SimpleNamespace(  # APPO's builders take the flag values until they are converted (issue 23)
-        make_network=main_loop.TakingFlagValues(appo_agent.make_network), build_learner=main_loop.TakingFlagValues(appo_agent.build_learner)
-    )
-    learner, buffers = _learner_and_rollouts(agent, settings, rollouts.policy_set_rollout_spec, settings.batch_rollouts)
+    learner, buffers = _learner_and_rollouts(appo_agent, settings, rollouts.policy_set_rollout_spec, settings.batch_rollouts)
     return learner, buffers, settings.num_epochs * settings.batch_size * settings.num_batches_per_epoch
 
 

@@ -78,7 +78,7 @@ def atari_settings(parts: AgentParts, flag_arguments: list[str], preset: bool = 
         flags.apply_preset()
     defaults = parts.run_atari_settings
     run_settings = defaults.with_values({field.name: flags.FLAGS[field.name].value for field in type(defaults).flag_fields('atari')})
-    return run_settings.with_values(main_loop.canonical_environment(run_settings.flag_values()))
+    return main_loop.canonical_environment(run_settings)
 
 
 def raw_bytes_per_sequence(parts: AgentParts, env: VectorEnvironment, settings: Settings, network: torch.nn.Module) -> float:

@@ -127,13 +127,14 @@ class RunSettings:
 
     @classmethod
     def from_settings(cls, agent_name: str, settings: Settings) -> 'RunSettings':
-        """Settings from a run's settings object: it runs with `run_values()`; config.json keeps `flag_values()`."""
-        return cls.from_values(agent_name, settings.run_values(), settings.flag_values())
+        """Settings from a run's settings object: it runs with `core_settings()`; config.json keeps `flag_values()`."""
+        return cls.from_values(agent_name, settings.core_settings().flag_values(), settings.flag_values())
 
     @classmethod
     def from_values(cls, agent_name: str, values: dict[str, Any], config_flags: Optional[dict[str, Any]] = None) -> 'RunSettings':
-        """Settings from the run's values (`settings.Settings.run_values()`); `config_flags`: what config.json keeps, the
-        settings' own values (`flag_values()`), when the run's were translated from them (APPO)."""
+        """Settings from the run's values (the `flag_values()` of `settings.Settings.core_settings()`); `config_flags`:
+        what config.json keeps, the settings' own values (`flag_values()`), when the run's were translated from them
+        (APPO)."""
         location = checkpoint_location(agent_name, values)
         has_experiment = 'train_dir' in values  # values of the shared flags; hand-made values name no experiment
         return cls(

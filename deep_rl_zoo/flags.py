@@ -104,7 +104,7 @@ def settled(defaults: Settings, values: dict[str, Any], explicit: frozenset[str]
     if type(settings).agent_name:  # training, not evaluation
 
         def located(values: dict[str, Any]) -> dict[str, Any]:
-            return settings.with_values(values).run_values()
+            return settings.with_values(values).core_settings().flag_values()
 
         settings = settings.with_values(experiment_lib.prepare(settings.agent_name, settings.flag_values(), explicit, located))
     settings.validate()

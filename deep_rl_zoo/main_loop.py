@@ -8,7 +8,7 @@ run's bookkeeping (directory, config, checkpoints, restarts, budgets, CSV, logge
 
 import dataclasses
 import math
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, TypeVar
 
 import numpy as np
 import torch
@@ -19,10 +19,11 @@ from deep_rl_zoo.episodes import run_env_loop
 from deep_rl_zoo.experiment import Experiment, RunSettings  # re-exported: run scripts and tests import them from here
 from deep_rl_zoo.greedy_actors import EpsilonGreedyActor, PolicyGreedyActor
 from deep_rl_zoo.gym_env import VectorEnvironment
-from deep_rl_zoo.settings import ActorsAndLearner, Asynchronous, Common, GreedyEvaluation, ObscuredObservations, Settings
+from deep_rl_zoo.settings import ActorsAndLearner, Asynchronous, Common, GreedyEvaluation, ObscuredObservations
 from deep_rl_zoo.types import Actor, Agent, Learner
 
 EVAL_SEED_OFFSET = 10_000  # evaluation environments never replay the training environments' episodes
+CommonType = TypeVar('CommonType', bound=Common)
 
 
 def run_single_process(
@@ -110,15 +111,15 @@ def create_environment(
     return env
 
 
-def canonical_environment(values: dict[str, Any]) -> dict[str, Any]:
-    """`values` with an Atari game under its one canonical name (`Pong` for `ALE/Pong-v5`, `PongNoFrameskip-v4` or
+def canonical_environment(settings: CommonType) -> CommonType:
+    """`settings` with an Atari game under its one canonical name (`Pong` for `ALE/Pong-v5`, `PongNoFrameskip-v4` or
     `pong`), so that one game's experiments, files and checkpoints share one name."""
-    if values.get('environment_kind') != 'atari':
-        return values
+    if settings.environment_kind != 'atari':
+        return settings
     try:
-        return {**values, 'environment_name': gym_env.canonical_atari_name(values['environment_name'])}
+        return settings.replace(environment_name=gym_env.canonical_atari_name(settings.environment_name))
     except ValueError:  # no Atari game: creating the environment says so, with the script that takes it
-        return values
+        return settings
 
 
 def learner_device() -> torch.device:
@@ -419,17 +420,6 @@ class _ActorFactory:
         seed = self.settings.seed + actor_id * num_envs  # every environment of the run has its own seed
         env = create_environment(self.settings, num_envs, seed, count_rooms=self.count_rooms)
         return self.build_actor(self.make_network(env, self.settings), env, self.settings, seed, device)
-
-
-@dataclasses.dataclass(frozen=True)
-class TakingFlagValues:
-    """A builder not yet converted to the settings object (issue 23): called with each settings argument as its
-    `flag_values()` (picklable, as `_ActorFactory` must be)."""
-
-    builder: Callable[..., Any]
-
-    def __call__(self, *arguments: Any) -> Any:
-        return self.builder(*(argument.flag_values() if isinstance(argument, Settings) else argument for argument in arguments))
 
 
 def action_bounds(env: VectorEnvironment) -> tuple[Optional[np.ndarray], Optional[np.ndarray]]:

@@ -84,13 +84,9 @@ class Settings:
         """The settings with those of a file the command line names, under the command line's: none here."""
         return self
 
-    def run_values(self) -> dict[str, Any]:
-        """The values the core runs with (`main_loop`, the experiment): `flag_values()` here."""
-        return self.flag_values()
-
     def core_settings(self) -> 'Settings':
-        """The settings the core runs with (`main_loop`'s actors + learner loop and the builders it calls), under the
-        core's names: these settings here."""
+        """The settings the core runs with (`main_loop`'s actors + learner loop and the builders it calls, the
+        experiment), under the core's names: these settings here."""
         return self
 
     def validate(self, source: str = '') -> None:

@@ -312,6 +312,7 @@ def test_latest_checkpoint_picks_highest_iteration(tmp_path):
 
 def test_the_ways_of_writing_one_atari_game_are_one_environment(tmp_path):
     from deep_rl_zoo import main_loop
+    from deep_rl_zoo.settings import Common
 
     path = _save(str(tmp_path / "PPO_Pong_0.ckpt"), environment_name="Pong")
     for name in ("Pong", "ALE/Pong-v5", "PongNoFrameskip-v4", "pong"):
@@ -320,9 +321,9 @@ def test_the_ways_of_writing_one_atari_game_are_one_environment(tmp_path):
         checkpoint.load_checkpoint(path, environment_name="Breakout")
     # Training runs name their files and experiments by the canonical name.
     for name in ("ALE/Pong-v5", "PongNoFrameskip-v4", "pong"):
-        assert main_loop.canonical_environment({"environment_kind": "atari", "environment_name": name})["environment_name"] == "Pong"
-    assert main_loop.canonical_environment({"environment_kind": "atari", "environment_name": "montezuma_revenge"})["environment_name"] == "MontezumaRevenge"
-    assert main_loop.canonical_environment({"environment_kind": "classic", "environment_name": "LunarLander-v2"})["environment_name"] == "LunarLander-v2"
+        assert main_loop.canonical_environment(Common(environment_kind="atari", environment_name=name)).environment_name == "Pong"
+    assert main_loop.canonical_environment(Common(environment_kind="atari", environment_name="montezuma_revenge")).environment_name == "MontezumaRevenge"
+    assert main_loop.canonical_environment(Common(environment_kind="classic", environment_name="LunarLander-v2")).environment_name == "LunarLander-v2"
 
 
 def test_a_state_of_another_network_layout_is_refused_in_one_line():

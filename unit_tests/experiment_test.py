@@ -536,7 +536,7 @@ def test_appo_resumes_from_its_saved_sample_factory_flags_translated_again(tmp_p
     from deep_rl_zoo.appo import settings as appo_settings
 
     settings = flags.settled(appo_settings.ATARI, appo_script_values(tmp_path), frozenset({'environment_name'}))
-    first, values = settings.flag_values(), settings.run_values()
+    first, values = settings.flag_values(), settings.core_settings().flag_values()
     assert (values['environment_name'], values['num_iterations'], values['train_for_env_steps'], values['max_policy_lag']) == ('Amidar', 25, 25_000_000, 31)
     run = Experiment(RunSettings.from_values('APPO', values, config_flags=first), VECTOR_ENV).begin()
     run_iteration(run)
@@ -550,7 +550,7 @@ def test_appo_resumes_from_its_saved_sample_factory_flags_translated_again(tmp_p
     # come back, the explicit one overrides them, and the translation starts from Sample Factory's values again.
     later = appo_script_values(tmp_path, num_iterations=30, num_epochs=1, max_policy_lag=50, train_for_env_steps=0)
     settings = flags.settled(appo_settings.ATARI, later, frozenset({'environment_name', 'num_iterations'}))
-    resumed, values = settings.flag_values(), settings.run_values()
+    resumed, values = settings.flag_values(), settings.core_settings().flag_values()
     assert (resumed['num_epochs'], resumed['max_policy_lag'], resumed['train_for_env_steps'], resumed['num_iterations']) == (4, 1000, 100_000_000, 30)
     assert (values['num_iterations'], values['train_for_env_steps'], values['max_policy_lag'], values['num_actors']) == (30, 25_000_000, 31, 16)
     assert capsys.readouterr().out.splitlines() == [f'resume: --num_iterations=30 from the command line overrides 10 of {config}']

@@ -209,12 +209,12 @@ def test_run_settings_from_values_defaults_results_csv_into_checkpoint_dir():
     assert run_settings.flags is values and run_settings.num_iterations == 3
 
 
-def test_run_settings_from_settings_run_with_the_run_values_and_keep_the_flag_values():
+def test_run_settings_from_settings_run_with_the_core_settings_and_keep_the_flag_values():
     from deep_rl_zoo.dqn import settings as dqn_settings
 
     dqn = dqn_settings.CLASSIC.replace(num_iterations=3, checkpoint_dir='ckpts')
     run_settings = RunSettings.from_settings('DQN', dqn)
-    assert run_settings.flags == dqn.run_values() and run_settings.config_flags == dqn.flag_values()
+    assert run_settings.flags == dqn.core_settings().flag_values() and run_settings.config_flags == dqn.flag_values()
     assert run_settings.num_iterations == 3 and run_settings.results_csv_path == 'ckpts/DQN_CartPole-v1_results.csv'
 
 

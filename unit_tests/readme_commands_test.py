@@ -195,7 +195,7 @@ def check_document(document: str, shipped: set[str]) -> list[Command]:
                 settings = parse(command, command.module, command.arguments)
                 if script.group(2) != 'eval_agent':
                     try:
-                        trained.append(Trained(package, settings.run_values()))
+                        trained.append(Trained(package, settings.core_settings().flag_values()))
                     except ValueError as error:  # APPO's flags that do not fit together
                         pytest.fail(f'{command}: {error}')
                     continue

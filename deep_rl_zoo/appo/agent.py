@@ -28,7 +28,8 @@ With `bf16_learning` the minibatches' forward passes run the convnet_atari encod
 act in float32.
 
 Sample Factory's names are the settings' (`appo/settings.py`) and so the flags; `sample_factory_config` imports a model
-card's settings and translates them into the core's values. The network is `networks.sample_factory`'s.
+card's settings and gives them under the core's names (`AppoSettings.core_settings`). The network is
+`networks.sample_factory`'s.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from torch import nn
 
 from deep_rl_zoo import main_loop, multistep, policy_gradient, trackers, vtrace
 from deep_rl_zoo.appo import sample_factory_config
-from deep_rl_zoo.appo.settings import AppoSettings
+from deep_rl_zoo.appo.settings import AppoCoreSettings, AppoSettings
 from deep_rl_zoo.greedy_actors import PolicyGreedyActor, SteppedRecurrentGreedyActor
 from deep_rl_zoo.gym_env import VectorEnvironment
 from deep_rl_zoo.networks.common import bf16_torsos
@@ -54,28 +55,28 @@ from deep_rl_zoo.schedule import LinearSchedule, kl_adaptive_learning_rate
 RATIO_BOUNDS = (0.05, 20.0)  # Sample Factory clamps the importance ratio to this range before the PPO clip
 
 
-def make_network(env: VectorEnvironment, values: dict[str, Any]) -> PolicySet:
-    """`num_policies` Sample Factory networks for `env` from the run's (Sample Factory) flag values."""
+def make_network(env: VectorEnvironment, settings: AppoSettings) -> PolicySet:
+    """`num_policies` Sample Factory networks for `env` from the run's (Sample Factory) `settings`."""
     if env.single_action_space.shape:
         raise ValueError('APPO here takes discrete actions only; for continuous control use deep_rl_zoo.ppo.run_continuous')
     policies = [
         SampleFactoryActorCritic(
             env.single_observation_space.shape,
             int(env.single_action_space.n),
-            sample_factory_config.layer_sizes('encoder_mlp_layers', values['encoder_mlp_layers']),
-            sample_factory_config.layer_sizes('encoder_conv_mlp_layers', values['encoder_conv_mlp_layers']),
-            nonlinearity=values['nonlinearity'],
-            share_weights=values['actor_critic_share_weights'],
-            normalize_input=values['normalize_input'],
-            normalize_returns=values['normalize_returns'],
-            obs_subtract_mean=values['obs_subtract_mean'],
-            obs_scale=values['obs_scale'],
-            initialization=values['policy_initialization'],
-            init_gain=values['policy_init_gain'],
-            rnn_type=values['rnn_type'] if values['use_rnn'] else None,
-            rnn_size=values['rnn_size'],
+            sample_factory_config.layer_sizes('encoder_mlp_layers', settings.encoder_mlp_layers),
+            sample_factory_config.layer_sizes('encoder_conv_mlp_layers', settings.encoder_conv_mlp_layers),
+            nonlinearity=settings.nonlinearity,
+            share_weights=settings.actor_critic_share_weights,
+            normalize_input=settings.normalize_input,
+            normalize_returns=settings.normalize_returns,
+            obs_subtract_mean=settings.obs_subtract_mean,
+            obs_scale=settings.obs_scale,
+            initialization=settings.policy_initialization,
+            init_gain=settings.policy_init_gain,
+            rnn_type=settings.rnn_type if settings.use_rnn else None,
+            rnn_size=settings.rnn_size,
         )
-        for _ in range(values['num_policies'])
+        for _ in range(settings.num_policies)
     ]
     return PolicySet(policies)
 
@@ -332,49 +333,49 @@ class AppoLearner:
         self.learner_steps = int(state['learner_steps'])
 
 
-def build_learner(network: PolicySet, env: VectorEnvironment, values: dict[str, Any], total_updates: int, device: torch.device) -> AppoLearner:
-    """An APPO learner from the run's values (`sample_factory_config.run_values`); `total_updates`, the updates of the
+def build_learner(network: PolicySet, env: VectorEnvironment, settings: AppoCoreSettings, total_updates: int, device: torch.device) -> AppoLearner:
+    """An APPO learner from the run's `settings` (`AppoSettings.core_settings`); `total_updates`, the updates of the
     run's budget, plans linear_decay's SGD steps when --train_for_env_steps does not."""
     network = network.to(device)
     trainer_settings = dict(
-        learning_rate=values['learning_rate'],
-        lr_schedule=values['lr_schedule'],
-        total_sgd_steps=sample_factory_config.linear_decay_sgd_steps(values, total_updates),
-        lr_schedule_kl_threshold=values['lr_schedule_kl_threshold'],
-        lr_adaptive_min=values['lr_adaptive_min'],
-        lr_adaptive_max=values['lr_adaptive_max'],
-        adam_eps=values['adam_eps'],
-        adam_betas=(values['adam_beta1'], values['adam_beta2']),
-        adam_fused=values['adam_fused'],
-        num_epochs=values['num_epochs'],
-        num_batches_per_epoch=values['num_batches_per_epoch'],
-        shuffle_minibatches=values['shuffle_minibatches'],
-        recurrence=sample_factory_config.effective_recurrence(values),
-        ppo_clip_ratio=values['ppo_clip_ratio'],
-        ppo_clip_value=values['ppo_clip_value'],
-        value_loss_coeff=values['value_loss_coeff'],
-        exploration_loss_coeff=values['exploration_loss_coeff'],
-        kl_loss_coeff=values['kl_loss_coeff'],
-        max_grad_norm=values['max_grad_norm'],
-        bf16_learning=values.get('bf16_learning', False),
+        learning_rate=settings.learning_rate,
+        lr_schedule=settings.lr_schedule,
+        total_sgd_steps=sample_factory_config.linear_decay_sgd_steps(settings, total_updates),
+        lr_schedule_kl_threshold=settings.lr_schedule_kl_threshold,
+        lr_adaptive_min=settings.lr_adaptive_min,
+        lr_adaptive_max=settings.lr_adaptive_max,
+        adam_eps=settings.adam_eps,
+        adam_betas=(settings.adam_beta1, settings.adam_beta2),
+        adam_fused=settings.adam_fused,
+        num_epochs=settings.num_epochs,
+        num_batches_per_epoch=settings.num_batches_per_epoch,
+        shuffle_minibatches=settings.shuffle_minibatches,
+        recurrence=sample_factory_config.effective_recurrence(settings),
+        ppo_clip_ratio=settings.ppo_clip_ratio,
+        ppo_clip_value=settings.ppo_clip_value,
+        value_loss_coeff=settings.value_loss_coeff,
+        exploration_loss_coeff=settings.exploration_loss_coeff,
+        kl_loss_coeff=settings.kl_loss_coeff,
+        max_grad_norm=settings.max_grad_norm,
+        bf16_learning=settings.bf16_learning,
     )
     return AppoLearner(
         network,
         [PolicyTrainer(policy, **trainer_settings) for policy in network.policies],
-        gamma=values['gamma'],
-        gae_lambda=values['gae_lambda'],
-        reward_scale=values['reward_scale'],
-        reward_clip=values['reward_clip'],
-        value_bootstrap=values['value_bootstrap'],
-        with_vtrace=values['with_vtrace'],
-        vtrace_rho=values['vtrace_rho'],
-        vtrace_c=values['vtrace_c'],
+        gamma=settings.gamma,
+        gae_lambda=settings.gae_lambda,
+        reward_scale=settings.reward_scale,
+        reward_clip=settings.reward_clip,
+        value_bootstrap=settings.value_bootstrap,
+        with_vtrace=settings.with_vtrace,
+        vtrace_rho=settings.vtrace_rho,
+        vtrace_c=settings.vtrace_c,
         device=device,
     )
 
 
-def build_actor(network: PolicySet, env: VectorEnvironment, values: dict[str, Any], seed: int, device: torch.device) -> PolicySetActor:
-    return PolicySetActor(network, env, values['rollout'], values['gamma'], values.get('terminal_on_life_loss', False), seed, device)
+def build_actor(network: PolicySet, env: VectorEnvironment, settings: AppoSettings, seed: int, device: torch.device) -> PolicySetActor:
+    return PolicySetActor(network, env, settings.rollout, settings.gamma, settings.life_loss_is_terminal, seed, device)
 
 
 def greedy_actor(network: PolicySet, device: torch.device = torch.device('cpu')) -> PolicyGreedyActor | SteppedRecurrentGreedyActor:
@@ -385,10 +386,9 @@ def greedy_actor(network: PolicySet, device: torch.device = torch.device('cpu'))
 def train(run_settings: AppoSettings) -> None:
     """Entry point of APPO's run scripts: actors, learner and iterations on the core (asynchronous unless
     --async_rl=false) from the run's settings (--config_json's imported, the experiment's saved ones when it resumes:
-    `flags.resolve_settings`), translated from Sample Factory's names (`AppoSettings.run_values`)."""
-    values = run_settings.run_values()
-    state_size = (values['rnn_size'] * (2 if values['rnn_type'] == 'lstm' else 1)) if values['use_rnn'] else 0
+    `flags.resolve_settings`), which the core reads under its own names (`AppoSettings.core_settings`)."""
+    state_size = (run_settings.rnn_size * (2 if run_settings.rnn_type == 'lstm' else 1)) if run_settings.use_rnn else 0
     main_loop.train_actors_and_learner(
-        run_settings, main_loop.TakingFlagValues(make_network), main_loop.TakingFlagValues(build_learner), main_loop.TakingFlagValues(build_actor), functools.partial(policy_set_rollout_spec, state_size=state_size),
-        asynchronous=values['async_rl'], make_eval_actor=greedy_actor,
+        run_settings, make_network, build_learner, build_actor, functools.partial(policy_set_rollout_spec, state_size=state_size),
+        asynchronous=run_settings.async_rl, make_eval_actor=greedy_actor,
     )  # fmt: skip

@@ -24,7 +24,7 @@ def chosen_policy_actor(network, env, eval_settings, train_settings):
 def main(eval_settings: settings.AppoEvaluation) -> None:
     if eval_settings.environment_name:
         eval_settings = eval_settings.replace(environment_name=sample_factory_config.atari_environment_name(eval_settings.environment_name))
-    evaluation.evaluate_checkpoint(eval_settings, 'APPO', AppoSettings, lambda env, train_settings: make_network(env, train_settings.flag_values()), chosen_policy_actor)
+    evaluation.evaluate_checkpoint(eval_settings, 'APPO', AppoSettings, make_network, chosen_policy_actor)
 
 
 if __name__ == '__main__':

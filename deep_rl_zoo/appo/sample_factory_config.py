@@ -13,9 +13,9 @@ card is in exactly one of three tables:
   reason.
 
 `load_config` reads such a file into flag values and `import_model_card` applies them to APPO's settings;
-`run_values` translates those settings into the core's values (workers -> actors, rollout -> unroll length, budgets
-in frames per policy -> agent steps); `atari_environment_name` turns Sample Factory's Atari names (`atari_amidar`)
-into ours (`Amidar`).
+`core_names` gives those settings under the core's names (workers -> actors, rollout -> unroll length, budgets in
+frames per policy -> agent steps), which `AppoSettings.core_settings` puts into the settings object the core runs
+with; `atari_environment_name` turns Sample Factory's Atari names (`atari_amidar`) into ours (`Amidar`).
 """
 
 from __future__ import annotations
@@ -25,12 +25,15 @@ import difflib
 import json
 import math
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import ale_py
 from ale_py.registration import rom_id_to_name
 
 from deep_rl_zoo import gym_env, settings
+
+if TYPE_CHECKING:  # appo/settings.py imports this module
+    from deep_rl_zoo.appo.settings import AppoCoreSettings, AppoSettings
 
 
 @dataclasses.dataclass(frozen=True)
@@ -348,11 +351,11 @@ def import_model_card(path: str, run_settings: Any, out: Any = sys.stdout, err: 
     return run_settings.with_values(applied)
 
 
-def effective_recurrence(values: dict[str, Any]) -> int:
+def effective_recurrence(settings: AppoSettings) -> int:
     """Sample Factory's --recurrence: -1 means the whole rollout with a recurrent core, and 1 without one."""
-    if values['recurrence'] > 0:
-        return values['recurrence']
-    return values['rollout'] if values['use_rnn'] else 1
+    if settings.recurrence > 0:
+        return settings.recurrence
+    return settings.rollout if settings.use_rnn else 1
 
 
 def layer_sizes(name: str, value: Any) -> list[int]:
@@ -367,79 +370,84 @@ def layer_sizes(name: str, value: Any) -> list[int]:
     return layers
 
 
-def run_values(kind: str, values: dict[str, Any], explicit: frozenset[str] = frozenset()) -> dict[str, Any]:
-    """The core's values (`main_loop.train_actors_and_learner`) from APPO's Sample Factory settings; `explicit` names
-    the flags given on the command line. Raises ValueError naming the flags when they do not fit together."""
-    values = {**values, 'environment_kind': kind}
-    if kind == 'atari':
-        values['environment_name'] = atari_environment_name(values['environment_name'])
-        values['environment_frame_skip'] = values['env_frameskip']
-        values['environment_frame_stack'] = values['env_framestack']
-    num_policies, rollout, envs, workers = values['num_policies'], values['rollout'], values['num_envs_per_worker'], values['num_workers']
-    recurrence = effective_recurrence(values)
+def core_names(settings: AppoSettings) -> dict[str, Any]:
+    """The values of the core's names (`main_loop.train_actors_and_learner`; `appo.settings.AppoCoreSettings`) for
+    APPO's Sample Factory `settings`: workers -> actors, rollout -> unroll length, gamma -> discount, the Atari game
+    and its frames, the rollouts of a batch and the buffers that hold them, max_policy_lag in updates, the budgets in
+    agent steps (the flags given on the command line, `settings.given_flags`, keep --num_iterations). Raises
+    ValueError naming the flags when they do not fit together."""
+    names: dict[str, Any] = {}
+    if settings.environment_kind == 'atari':
+        names.update(
+            environment_name=atari_environment_name(settings.environment_name),
+            environment_frame_skip=settings.env_frameskip,
+            environment_frame_stack=settings.env_framestack,
+        )
+    num_policies, rollout, envs, workers = settings.num_policies, settings.rollout, settings.num_envs_per_worker, settings.num_workers
+    recurrence = effective_recurrence(settings)
     if rollout % recurrence:
         raise ValueError(f'--rollout={rollout} must be a multiple of --recurrence={recurrence}')
-    if values['use_rnn']:
+    if settings.use_rnn:
         if num_policies > 1:
             raise ValueError(f'--use_rnn=true takes one policy here (--num_policies={num_policies}): an environment may change policy mid-rollout, which would cut its chunks')
-        if not values['actor_critic_share_weights']:
+        if not settings.actor_critic_share_weights:
             raise ValueError('--use_rnn=true needs --actor_critic_share_weights=true (one recurrent core for both heads)')
-        if values['batch_size'] % recurrence:
-            raise ValueError(f'--use_rnn=true: --batch_size={values["batch_size"]} must be a multiple of --recurrence={recurrence} (minibatches of whole chunks)')
-    batch_samples = values['batch_size'] * values['num_batches_per_epoch'] * num_policies
+        if settings.batch_size % recurrence:
+            raise ValueError(f'--use_rnn=true: --batch_size={settings.batch_size} must be a multiple of --recurrence={recurrence} (minibatches of whole chunks)')
+    batch_samples = settings.batch_size * settings.num_batches_per_epoch * num_policies
     rollout_samples = rollout * envs
     policies = f' x --num_policies={num_policies}' if num_policies > 1 else ''
     if batch_samples % rollout_samples:
         raise ValueError(
-            f'--batch_size={values["batch_size"]} x --num_batches_per_epoch={values["num_batches_per_epoch"]}{policies} = {batch_samples} samples must be '
+            f'--batch_size={settings.batch_size} x --num_batches_per_epoch={settings.num_batches_per_epoch}{policies} = {batch_samples} samples must be '
             f'a multiple of --rollout={rollout} x --num_envs_per_worker={envs} = {rollout_samples}: a training batch is made of whole rollouts'
         )
     batch_rollouts = batch_samples // rollout_samples
-    if not values['async_rl'] and batch_rollouts != workers:
+    if not settings.async_rl and batch_rollouts != workers:
         raise ValueError(
             f'--async_rl=false: every update takes one rollout of each worker, so --batch_size x --num_batches_per_epoch{policies} '
             f'(= {batch_samples}) must equal --num_workers x --num_envs_per_worker x --rollout (= {workers * rollout_samples})'
         )
-    sgd_steps_per_update = values['num_epochs'] * values['num_batches_per_epoch']
-    budget = values['train_for_env_steps']  # Sample Factory's: frames per policy (0: --num_iterations x --num_train_steps)
-    values.update(
+    sgd_steps_per_update = settings.num_epochs * settings.num_batches_per_epoch
+    budget = settings.train_for_env_steps  # Sample Factory's: frames per policy (0: --num_iterations x --num_train_steps)
+    names.update(
         num_actors=workers,
         num_envs_per_actor=envs,
         unroll_length=rollout,
-        discount=values['gamma'],
+        discount=settings.gamma,
         batch_rollouts=batch_rollouts,
         # Enough buffers that the actors can collect num_batches_to_accumulate batches ahead of the learner.
-        num_buffers_per_actor=max(2, math.ceil(values['num_batches_to_accumulate'] * batch_rollouts / workers)),
+        num_buffers_per_actor=max(2, math.ceil(settings.num_batches_to_accumulate * batch_rollouts / workers)),
         # Sample Factory drops samples lagging >= max_policy_lag SGD steps; the core drops rollouts lagging more than
         # its bound in updates, each num_epochs x num_batches_per_epoch SGD steps.
-        sample_factory_max_policy_lag=values['max_policy_lag'],
-        max_policy_lag=max(math.ceil(values['max_policy_lag'] / sgd_steps_per_update) - 1, 0),
+        sample_factory_max_policy_lag=settings.max_policy_lag,
+        max_policy_lag=max(math.ceil(settings.max_policy_lag / sgd_steps_per_update) - 1, 0),
         # linear_decay's plan as Sample Factory makes it, in SGD steps per policy (0: the run's budget plans it)
-        sample_factory_lr_decay_sgd_steps=max(budget // values['batch_size'] * values['num_epochs'], 1) if budget > 0 else 0,
+        sample_factory_lr_decay_sgd_steps=max(budget // settings.batch_size * settings.num_epochs, 1) if budget > 0 else 0,
     )
-    frames_per_step = values['env_frameskip'] if kind == 'atari' and values['summaries_use_frameskip'] else 1
+    frames_per_step = settings.env_frameskip if settings.environment_kind == 'atari' and settings.summaries_use_frameskip else 1
 
     def agent_steps(frames_per_policy: int) -> int:
         """Sample Factory's env steps (frames per policy under summaries_use_frameskip) as the experiment counts env
         steps: agent steps of all policies (they share the environments, so the run takes about N times the budget)."""
         return math.ceil(frames_per_policy * num_policies / frames_per_step)
 
-    if values.get('save_best_after'):  # optional, as it is to the experiment (experiment.RunSettings)
-        values['save_best_after'] = agent_steps(values['save_best_after'])
+    if settings.save_best_after:
+        names['save_best_after'] = agent_steps(settings.save_best_after)
     if budget > 0:
-        values['train_for_env_steps'] = agent_steps(budget)
-        if 'num_iterations' not in explicit:
-            values['num_iterations'] = math.ceil(values['train_for_env_steps'] / values['num_train_steps'])
-    return values
+        names['train_for_env_steps'] = agent_steps(budget)
+        if 'num_iterations' not in settings.given_flags:
+            names['num_iterations'] = math.ceil(names['train_for_env_steps'] / settings.num_train_steps)
+    return names
 
 
-def linear_decay_sgd_steps(values: dict[str, Any], total_updates: int) -> int:
+def linear_decay_sgd_steps(settings: AppoCoreSettings, total_updates: int) -> int:
     """The SGD steps per policy over which linear_decay takes the learning rate to 0. With --train_for_env_steps,
-    Sample Factory's plan (`run_values` keeps it): train_for_env_steps // batch_size x num_epochs, with the budget
+    Sample Factory's plan (`core_names` keeps it): train_for_env_steps // batch_size x num_epochs, with the budget
     in frames per policy under summaries_use_frameskip, so an Atari run ends near (1 - 1/env_frameskip) x
     learning_rate as Sample Factory's does. Without it the budget is --num_iterations x --num_train_steps (not a
     Sample Factory setting) of `total_updates` updates, and the plan is all their SGD steps: the rate reaches 0 at
     the end of the run."""
-    if values['sample_factory_lr_decay_sgd_steps'] > 0:
-        return values['sample_factory_lr_decay_sgd_steps']
-    return total_updates * values['num_epochs'] * values['num_batches_per_epoch']
+    if settings.sample_factory_lr_decay_sgd_steps > 0:
+        return settings.sample_factory_lr_decay_sgd_steps
+    return total_updates * settings.num_epochs * settings.num_batches_per_epoch

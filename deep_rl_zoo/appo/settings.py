@@ -6,7 +6,6 @@ Results: benchmarks/NOTEBOOK.md; docs/appo.md.
 
 import dataclasses
 import sys
-from typing import Any
 
 from deep_rl_zoo import main_loop, settings
 from deep_rl_zoo.appo import sample_factory_config
@@ -17,7 +16,7 @@ class AppoSettings(settings.Common, settings.ActorsAndLearner, settings.Bf16Lear
     """APPO (Sample Factory's asynchronous PPO, Petrenko et al. 2020). Our names for the same settings (`discount`,
     `num_actors`, `num_envs_per_actor`, `environment_frame_skip`, `environment_frame_stack`) are hidden behind Sample
     Factory's (`gamma`, `num_workers`, `num_envs_per_worker`, `env_frameskip`, `env_framestack`) and translated back
-    by `run_values`. `max_policy_lag` counts SGD steps here (Sample Factory), not updates as in
+    by `core_settings`. `max_policy_lag` counts SGD steps here (Sample Factory), not updates as in
     `settings.Asynchronous`. Defaults are Sample Factory's, except `train_for_env_steps` (0: the budget is
     --num_iterations x --num_train_steps) and `use_rnn` (false)."""
 
@@ -94,15 +93,11 @@ class AppoSettings(settings.Common, settings.ActorsAndLearner, settings.Bf16Lear
             return self
         return sample_factory_config.import_model_card(self.config_json, self, sys.stdout, sys.stderr)
 
-    def run_values(self) -> dict[str, Any]:
-        """The core's values, translated from Sample Factory's settings (`sample_factory_config.run_values`), the Atari
-        game under its canonical name."""
-        values = sample_factory_config.run_values(self.environment_kind, self.flag_values(), self.given_flags)
-        return main_loop.canonical_environment(values)
-
     def core_settings(self) -> 'AppoCoreSettings':
-        """The settings the core runs with: these, translated from Sample Factory's names (`run_values`)."""
-        return AppoCoreSettings(**{field.name: getattr(self, field.name) for field in dataclasses.fields(self)}).with_values(self.run_values())
+        """The settings the core runs with: these, and the same under the core's names (`sample_factory_config.core_names`),
+        the Atari game under its canonical name."""
+        own = {field.name: getattr(self, field.name) for field in dataclasses.fields(self)}
+        return main_loop.canonical_environment(AppoCoreSettings(**own | sample_factory_config.core_names(self)))
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -14,7 +14,7 @@ from torch.testing import assert_close
 
 from deep_rl_zoo import checkpoint, gym_env
 from deep_rl_zoo.appo import agent, sample_factory_config
-from deep_rl_zoo.appo.settings import ATARI
+from deep_rl_zoo.appo.settings import ATARI, AppoSettings
 from deep_rl_zoo.networks.sample_factory import PolicySet, SampleFactoryActorCritic
 from deep_rl_zoo.rollouts import PolicySetActor, policy_set_rollout_spec
 from unit_tests import bf16_learning
@@ -325,40 +325,44 @@ def test_actor_redraws_each_environments_policy_every_ten_episodes():
     assert buffer['time_out'].any()  # every 2 steps is a time limit
 
 
-def test_run_values_translate_sample_factory_settings_and_refuse_what_does_not_fit():
-    base = dict(use_rnn=False, num_policies=1, rollout=128, num_envs_per_worker=2, num_workers=16, batch_size=1024, num_batches_per_epoch=8,
-                num_epochs=4, recurrence=1, async_rl=True, num_batches_to_accumulate=2, max_policy_lag=1000, gamma=0.99,
-                train_for_env_steps=100_000_000, env_frameskip=4, env_framestack=4, summaries_use_frameskip=True,
-                num_train_steps=1_000_000, num_iterations=10, environment_name='atari_amidar', save_best_after=100_000)  # fmt: skip
-    values = sample_factory_config.run_values('atari', base)
-    assert values['environment_name'] == 'Amidar' and values['environment_frame_skip'] == 4
-    assert (values['num_actors'], values['num_envs_per_actor'], values['unroll_length'], values['discount']) == (16, 2, 128, 0.99)
-    assert values['batch_rollouts'] == 32  # 8192 samples / 256 per rollout
-    assert values['num_buffers_per_actor'] == 4  # 2 batches of 32 rollouts over 16 workers
-    assert values['max_policy_lag'] == 31  # lag >= 1000 SGD steps <=> >= 32 updates of 32 SGD steps
-    assert values['num_iterations'] == 25  # 1e8 frames / 4 = 2.5e7 agent steps in 1e6-step iterations
-    assert sample_factory_config.run_values('atari', base, frozenset({'num_iterations'}))['num_iterations'] == 10
-    assert sample_factory_config.run_values('atari', {**base, 'num_policies': 2})['batch_rollouts'] == 64
+def test_core_settings_translate_sample_factory_settings_and_refuse_what_does_not_fit():
+    base = AppoSettings(
+        environment_kind='atari', use_rnn=False, num_policies=1, rollout=128, num_envs_per_worker=2, num_workers=16, batch_size=1024,
+        num_batches_per_epoch=8, num_epochs=4, recurrence=1, async_rl=True, num_batches_to_accumulate=2, max_policy_lag=1000, gamma=0.99,
+        train_for_env_steps=100_000_000, env_frameskip=4, env_framestack=4, summaries_use_frameskip=True, num_train_steps=1_000_000,
+        num_iterations=10, environment_name='atari_amidar', save_best_after=100_000,
+    )  # fmt: skip
+    core = base.core_settings()
+    assert core.environment_name == 'Amidar' and core.environment_frame_skip == 4
+    assert (core.num_actors, core.num_envs_per_actor, core.unroll_length, core.discount) == (16, 2, 128, 0.99)
+    assert core.batch_rollouts == 32  # 8192 samples / 256 per rollout
+    assert core.num_buffers_per_actor == 4  # 2 batches of 32 rollouts over 16 workers
+    assert core.max_policy_lag == 31  # lag >= 1000 SGD steps <=> >= 32 updates of 32 SGD steps
+    assert core.num_iterations == 25  # 1e8 frames / 4 = 2.5e7 agent steps in 1e6-step iterations
+    assert base.replace(given_flags=frozenset({'num_iterations'})).core_settings().num_iterations == 10
+    assert base.replace(num_policies=2).core_settings().batch_rollouts == 64
     with pytest.raises(ValueError, match=r'--batch_size=1000 x --num_batches_per_epoch=8 = 8000 samples must be a multiple of --rollout=128'):
-        sample_factory_config.run_values('atari', {**base, 'batch_size': 1000})
+        base.replace(batch_size=1000).core_settings()
     with pytest.raises(ValueError, match=r'--async_rl=false'):
-        sample_factory_config.run_values('atari', {**base, 'async_rl': False})
-    assert sample_factory_config.run_values('atari', {**base, 'async_rl': False, 'num_workers': 32})['batch_rollouts'] == 32
+        base.replace(async_rl=False).core_settings()
+    assert base.replace(async_rl=False, num_workers=32).core_settings().batch_rollouts == 32
     with pytest.raises(ValueError, match='--use_rnn=true takes one policy here'):
-        sample_factory_config.run_values('atari', {**base, 'use_rnn': True, 'num_policies': 2})
+        base.replace(use_rnn=True, num_policies=2).core_settings()
 
 
 # --- Sample Factory's budget units: the linear_decay plan and save_best_after -------------------------------------------
 
 
 def card_run(**overrides):
-    """The model card's settings translated (`run_values`) for a run of 1M-step iterations, and the updates of its
-    budget as main_loop counts them."""
-    settings, _ = sample_factory_config.load_config(CARD)
-    settings = {**settings, 'environment_name': 'atari_amidar', 'num_train_steps': 1_000_000, 'num_iterations': 10, 'adam_fused': False, **overrides}
-    values = sample_factory_config.run_values('atari', settings)
-    steps_per_update = values['batch_rollouts'] * values['num_envs_per_actor'] * values['unroll_length']
-    return values, math.ceil(values['num_train_steps'] / steps_per_update) * values['num_iterations']
+    """The model card's settings as the core runs them (`AppoSettings.core_settings`) for a run of 1M-step iterations,
+    and the updates of its budget as main_loop counts them."""
+    card, _ = sample_factory_config.load_config(CARD)
+    card_settings = AppoSettings(environment_kind='atari').with_values(
+        {**card, 'environment_name': 'atari_amidar', 'num_train_steps': 1_000_000, 'num_iterations': 10, 'adam_fused': False, **overrides}
+    )
+    settings = card_settings.core_settings()
+    steps_per_update = settings.batch_rollouts * settings.num_envs_per_actor * settings.unroll_length
+    return settings, math.ceil(settings.num_train_steps / steps_per_update) * settings.num_iterations
 
 
 def learning_rates_seen(learner, buffer):
@@ -372,11 +376,11 @@ def learning_rates_seen(learner, buffer):
 
 
 def test_linear_decay_follows_sample_factorys_plan_of_the_card_and_resumes_from_the_sgd_step_count():
-    values, total_updates = card_run()
-    lr = values['learning_rate']
+    settings, total_updates = card_run()
+    lr = settings.learning_rate
     # train_for_env_steps = 1e8 frames per policy: 1e8 // 1024 x 4 epochs = 97,656 x 4 = 390,624 SGD steps planned.
     networks = PolicySet([small_network(seed=11), small_network(seed=12)])
-    learner = agent.build_learner(networks, SmallNetworkSpaces(), values, total_updates, torch.device('cpu'))
+    learner = agent.build_learner(networks, SmallNetworkSpaces(), settings, total_updates, torch.device('cpu'))
     assert [trainer.linear_decay.decay_steps for trainer in learner.trainers] == [390_624, 390_624]
     # Each policy plays 1e8 / 4 = 2.5e7 agent steps and trains 4 epochs on each 1,024 of them: 97,656 SGD steps (a
     # quarter of the plan), so the rate ends at 0.75 x lr (the budget's own plan, 99,200 SGD steps, ended at 0.016 x lr).
@@ -388,7 +392,7 @@ def test_linear_decay_follows_sample_factorys_plan_of_the_card_and_resumes_from_
     assert learner.trainers[0].linear_decay(195_312) == pytest.approx(0.5 * lr, rel=1e-12)
     # A resumed learner continues from the saved SGD step count, exactly.
     restored_networks = PolicySet([small_network(seed=13), small_network(seed=14)])
-    restored = agent.build_learner(restored_networks, SmallNetworkSpaces(), values, total_updates, torch.device('cpu'))
+    restored = agent.build_learner(restored_networks, SmallNetworkSpaces(), settings, total_updates, torch.device('cpu'))
     restored.load_state_dict(learner.state_dict())
     assert restored.trainers[0].sgd_steps == 97_688
     assert learning_rates_seen(restored, buffer) == learning_rates_seen(learner, buffer) == pytest.approx(
@@ -396,23 +400,23 @@ def test_linear_decay_follows_sample_factorys_plan_of_the_card_and_resumes_from_
     )
     # Without --train_for_env_steps the budget is --num_iterations x --num_train_steps (no Sample Factory setting):
     # the plan is all its SGD steps, so the rate reaches 0 at the end of the run (run_classic's and run_atari's runs).
-    values, total_updates = card_run(train_for_env_steps=0)
+    settings, total_updates = card_run(train_for_env_steps=0)
     assert total_updates == 10 * math.ceil(1_000_000 / 16_384)  # updates of 2 x 8 x 1,024 samples
-    learner = agent.build_learner(networks, SmallNetworkSpaces(), values, total_updates, torch.device('cpu'))
+    learner = agent.build_learner(networks, SmallNetworkSpaces(), settings, total_updates, torch.device('cpu'))
     assert learner.trainers[0].linear_decay.decay_steps == total_updates * 32
 
 
 def test_save_best_after_counts_frames_per_policy_like_train_for_env_steps():
     # The card: 1e5 frames per policy, 4 frames per agent step, 2 policies: 1e5 x 2 / 4 = 50,000 agent steps of the
     # run (the experiment counts agent steps of all policies), as train_for_env_steps 1e8 -> 5e7.
-    values, _ = card_run()
-    assert (values['save_best_after'], values['train_for_env_steps']) == (50_000, 50_000_000)
-    values, _ = card_run(num_policies=1)
-    assert (values['save_best_after'], values['train_for_env_steps']) == (25_000, 25_000_000)
-    values, _ = card_run(num_policies=1, summaries_use_frameskip=False)  # env steps are agent steps
-    assert (values['save_best_after'], values['train_for_env_steps']) == (100_000, 100_000_000)
-    values, _ = card_run(save_best_after=0)
-    assert values['save_best_after'] == 0
+    settings, _ = card_run()
+    assert (settings.save_best_after, settings.train_for_env_steps) == (50_000, 50_000_000)
+    settings, _ = card_run(num_policies=1)
+    assert (settings.save_best_after, settings.train_for_env_steps) == (25_000, 25_000_000)
+    settings, _ = card_run(num_policies=1, summaries_use_frameskip=False)  # env steps are agent steps
+    assert (settings.save_best_after, settings.train_for_env_steps) == (100_000, 100_000_000)
+    settings, _ = card_run(save_best_after=0)
+    assert settings.save_best_after == 0
 
 
 def test_bf16_learning_runs_the_minibatches_convnet_atari_encoder_in_bfloat16_and_moves_the_loss_by_under_2_percent():
@@ -424,9 +428,9 @@ def test_bf16_learning_runs_the_minibatches_convnet_atari_encoder_in_bfloat16_an
     run_atari = ATARI.replace(rollout=steps, num_envs_per_worker=envs, batch_size=steps * envs, num_batches_per_epoch=1, num_epochs=1)
 
     def build_learner(bf16):
-        values = run_atari.replace(bf16_learning=bf16).run_values()
+        settings = run_atari.replace(bf16_learning=bf16).core_settings()
         torch.manual_seed(0)
-        return agent.build_learner(agent.make_network(bf16_learning.ATARI_SPACES, values), bf16_learning.ATARI_SPACES, values, 10, torch.device('cpu'))
+        return agent.build_learner(agent.make_network(bf16_learning.ATARI_SPACES, settings), bf16_learning.ATARI_SPACES, settings, 10, torch.device('cpu'))
 
     def loss(update):
         statistics = update.statistics

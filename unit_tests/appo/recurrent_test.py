@@ -12,6 +12,7 @@ from torch.testing import assert_close
 
 from deep_rl_zoo import gym_env
 from deep_rl_zoo.appo import sample_factory_config
+from deep_rl_zoo.appo.settings import AppoSettings
 from deep_rl_zoo.networks.sample_factory import SampleFactoryActorCritic
 from deep_rl_zoo.rollouts import PolicySetActor, policy_set_rollout_spec
 from unit_tests.appo.agent_test import GAMMA, make_learner
@@ -141,22 +142,23 @@ def test_gae_bootstraps_from_the_learners_core_stepped_from_the_stored_last_stat
     assert_close(returns, expected)
 
 
-def test_run_values_take_the_recurrent_settings_and_refuse_what_cannot_work():
-    base = dict(use_rnn=True, num_policies=1, rollout=32, num_envs_per_worker=4, num_workers=2, batch_size=256, num_batches_per_epoch=1,
-                num_epochs=4, recurrence=-1, async_rl=True, num_batches_to_accumulate=2, max_policy_lag=100, gamma=0.99,
-                train_for_env_steps=0, actor_critic_share_weights=True, num_train_steps=1000, num_iterations=1,
-                environment_name='CartPole-v1', save_best_after=0)  # fmt: skip
+def test_core_settings_take_the_recurrent_settings_and_refuse_what_cannot_work():
+    base = AppoSettings(
+        use_rnn=True, num_policies=1, rollout=32, num_envs_per_worker=4, num_workers=2, batch_size=256, num_batches_per_epoch=1, num_epochs=4,
+        recurrence=-1, async_rl=True, num_batches_to_accumulate=2, max_policy_lag=100, gamma=0.99, train_for_env_steps=0,
+        actor_critic_share_weights=True, num_train_steps=1000, num_iterations=1, environment_name='CartPole-v1', save_best_after=0,
+    )  # fmt: skip
     assert sample_factory_config.effective_recurrence(base) == 32  # -1: the whole rollout with a core
-    assert sample_factory_config.effective_recurrence({**base, 'use_rnn': False}) == 1
-    assert sample_factory_config.run_values('classic', {**base, 'recurrence': 8})['batch_rollouts'] == 2
+    assert sample_factory_config.effective_recurrence(base.replace(use_rnn=False)) == 1
+    assert base.replace(recurrence=8).core_settings().batch_rollouts == 2
     with pytest.raises(ValueError, match=r'--use_rnn=true takes one policy here \(--num_policies=2\)'):
-        sample_factory_config.run_values('classic', {**base, 'num_policies': 2, 'batch_size': 128})
+        base.replace(num_policies=2, batch_size=128).core_settings()
     with pytest.raises(ValueError, match=r'--actor_critic_share_weights=true'):
-        sample_factory_config.run_values('classic', {**base, 'actor_critic_share_weights': False})
+        base.replace(actor_critic_share_weights=False).core_settings()
     with pytest.raises(ValueError, match=r'--batch_size=48 must be a multiple of --recurrence=32'):
-        sample_factory_config.run_values('classic', {**base, 'batch_size': 48, 'num_batches_per_epoch': 2, 'num_envs_per_worker': 3})
+        base.replace(batch_size=48, num_batches_per_epoch=2, num_envs_per_worker=3).core_settings()
     with pytest.raises(ValueError, match=r'--rollout=32 must be a multiple of --recurrence=12'):
-        sample_factory_config.run_values('classic', {**base, 'recurrence': 12})
+        base.replace(recurrence=12).core_settings()
 
 
 RETURN_LINE = re.compile(r'^APPO on (\S+), checkpoint (\S+): (\d+) episodes, return mean (-?[\d.]+) std', re.M)
