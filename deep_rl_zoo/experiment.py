@@ -54,7 +54,7 @@ import numpy as np
 from deep_rl_zoo import checkpoint, trackers
 from deep_rl_zoo.episodes import play_episodes
 from deep_rl_zoo import replay as replay_lib
-from deep_rl_zoo.settings import Settings
+from deep_rl_zoo.settings import Common, CommonType
 
 RESTART_BEHAVIORS = ('resume', 'restart', 'overwrite')
 CHECKPOINT_KINDS = ('latest', 'best')
@@ -75,26 +75,26 @@ def _safe(name: str) -> str:
     return name.replace('/', '_')
 
 
-def experiment_name(agent_name: str, values: dict[str, Any]) -> str:
+def experiment_name(agent_name: str, settings: Common) -> str:
     """`--experiment`, or `<AGENT>_<env>[_<tag>]` (e.g. 'DQN_CartPole-v1', 'PPO_ALE-Pong-v5_lr3e-4')."""
-    if values.get('experiment'):
-        return values['experiment']
-    parts = [agent_name, values['environment_name']] + ([values['tag']] if values.get('tag') else [])
+    if settings.experiment:
+        return settings.experiment
+    parts = [agent_name, settings.environment_name] + ([settings.tag] if settings.tag else [])
     return '_'.join(part.replace('/', '-') for part in parts)
 
 
-def experiment_dir(agent_name: str, values: dict[str, Any]) -> str:
-    return os.path.join(values.get('train_dir', 'checkpoints'), experiment_name(agent_name, values))
+def experiment_dir(agent_name: str, settings: Common) -> str:
+    return os.path.join(settings.train_dir, experiment_name(agent_name, settings))
 
 
-def checkpoint_location(agent_name: str, values: dict[str, Any]) -> str:
+def checkpoint_location(agent_name: str, settings: Common) -> str:
     """Where checkpoints and the results CSV go: `--checkpoint_dir` when given, else the experiment directory."""
-    return values.get('checkpoint_dir') or experiment_dir(agent_name, values)
+    return settings.checkpoint_dir or experiment_dir(agent_name, settings)
 
 
 @dataclasses.dataclass
 class RunSettings:
-    """What every training run needs to know besides its agent; built from the shared flags."""
+    """What every training run needs to know besides its agent; built from the run's settings (`from_settings`)."""
 
     agent_name: str
     environment_name: str
@@ -110,7 +110,7 @@ class RunSettings:
     tag: str
     debug_screenshots_interval: int
     progress: bool
-    flags: dict[str, Any]
+    flags: dict[str, Any]  # the run's flags as checkpoints keep them
     train_for_seconds: float = 0.0  # > 0: training ends (cleanly) after this many seconds
     train_for_env_steps: int = 0  # > 0: training ends (cleanly) after this many env steps
     experiment_name: str = ''  # recorded in config.json
@@ -126,80 +126,72 @@ class RunSettings:
     config_flags: Optional[dict[str, Any]] = None  # what config.json keeps as the flags, when not `flags` (see `prepare`)
 
     @classmethod
-    def from_settings(cls, agent_name: str, settings: Settings) -> 'RunSettings':
-        """Settings from a run's settings object: it runs with `core_settings()`; config.json keeps `flag_values()`."""
-        return cls.from_values(agent_name, settings.core_settings().flag_values(), settings.flag_values())
-
-    @classmethod
-    def from_values(cls, agent_name: str, values: dict[str, Any], config_flags: Optional[dict[str, Any]] = None) -> 'RunSettings':
-        """Settings from the run's values (the `flag_values()` of `settings.Settings.core_settings()`); `config_flags`:
-        what config.json keeps, the settings' own values (`flag_values()`), when the run's were translated from them
-        (APPO)."""
-        location = checkpoint_location(agent_name, values)
-        has_experiment = 'train_dir' in values  # values of the shared flags; hand-made values name no experiment
+    def from_settings(cls, agent_name: str, settings: Common) -> 'RunSettings':
+        """The run settings of a run of `settings`: it runs with `settings.core_settings()` (APPO's translated from
+        Sample Factory's), whose `flag_values()` checkpoints keep; config.json keeps the settings' own `flag_values()`."""
+        core = settings.core_settings()
+        location = checkpoint_location(agent_name, core)
         return cls(
             agent_name=agent_name,
-            environment_name=values['environment_name'],
-            num_iterations=values['num_iterations'],
-            num_train_steps=values['num_train_steps'],
-            num_eval_steps=values['num_eval_steps'],
+            environment_name=core.environment_name,
+            num_iterations=core.num_iterations,
+            num_train_steps=core.num_train_steps,
+            num_eval_steps=core.num_eval_steps,
             checkpoint_dir=location,
-            results_csv_path=values['results_csv_path']
-            or os.path.join(location, f'{agent_name}_{_safe(values["environment_name"])}_results.csv'),
-            episodes_csv_path=values['episodes_csv_path'],
-            load_checkpoint_file=values['load_checkpoint_file'],
-            use_tensorboard=values['use_tensorboard'],
-            runs_dir=values['runs_dir'],
-            tag=values['tag'],
-            debug_screenshots_interval=values['debug_screenshots_interval'],
-            progress=values['progress'],
-            flags=values,
-            train_for_seconds=float(values.get('train_for_seconds', 0.0)),
-            train_for_env_steps=int(values.get('train_for_env_steps', 0)),
-            experiment_name=experiment_name(agent_name, values) if has_experiment else '',
-            experiment_dir=experiment_dir(agent_name, values) if has_experiment else '',
-            restart_behavior=values.get('restart_behavior', 'resume'),
-            load_checkpoint_kind=values.get('load_checkpoint_kind', 'latest'),
-            save_every_sec=float(values.get('save_every_sec', 0)),
-            keep_checkpoints=int(values.get('keep_checkpoints', 2)),
-            keep_milestones=bool(values.get('keep_milestones', True)),
-            save_best_metric=values.get('save_best_metric', 'none'),
-            save_best_after=int(values.get('save_best_after', 0)),
-            save_replay=bool(values.get('save_replay', False)),
-            config_flags=config_flags,
+            results_csv_path=core.results_csv_path or os.path.join(location, f'{agent_name}_{_safe(core.environment_name)}_results.csv'),
+            episodes_csv_path=core.episodes_csv_path,
+            load_checkpoint_file=core.load_checkpoint_file,
+            use_tensorboard=core.use_tensorboard,
+            runs_dir=core.runs_dir,
+            tag=core.tag,
+            debug_screenshots_interval=core.debug_screenshots_interval,
+            progress=core.progress,
+            flags=core.flag_values(),
+            train_for_seconds=float(core.train_for_seconds),
+            train_for_env_steps=int(core.train_for_env_steps),
+            experiment_name=experiment_name(agent_name, core),
+            experiment_dir=experiment_dir(agent_name, core),
+            restart_behavior=core.restart_behavior,
+            load_checkpoint_kind=core.load_checkpoint_kind,
+            save_every_sec=float(core.save_every_sec),
+            keep_checkpoints=int(core.keep_checkpoints),
+            keep_milestones=bool(core.keep_milestones),
+            save_best_metric=core.save_best_metric,
+            save_best_after=int(core.save_best_after),
+            save_replay=bool(core.save_replay),
+            config_flags=settings.flag_values(),
         )
 
 
 # --- Before the agent is built: restart behaviour and the saved config --------------------------------------------
 
 
-def prepare(
-    agent_name: str, values: dict[str, Any], explicit: frozenset[str], translate: Optional[Callable[[dict[str, Any]], dict[str, Any]]] = None
-) -> dict[str, Any]:
-    """Checks `--restart_behavior` and the output directories and returns the flag values to run with: when resuming
-    from the experiment's own checkpoint, the saved config with only the `explicit` flags overriding it (one printed
-    line for each that differs). Call before building the agent, and build it from the returned values. It changes no
-    file: `restart` and `overwrite` are applied by `Experiment.begin()`, once the run has started.
+def prepare(settings: CommonType, explicit: frozenset[str]) -> CommonType:
+    """Checks `--restart_behavior` and the output directories and returns the settings to run with: when resuming
+    from the experiment's own checkpoint, those of its saved config with only the `explicit` flags overriding them (one
+    printed line for each that differs). Call before building the agent, and build it from the returned settings. It
+    changes no file: `restart` and `overwrite` are applied by `Experiment.begin()`, once the run has started.
 
-    `translate` is for a run script whose flags are not the run's values (APPO's are Sample Factory's): it makes the
-    run's values, which name the experiment, of the script's; `values`, the saved config and the result are then the
-    script's own (`RunSettings.config_flags`), so a resumed run translates them again as a fresh one does."""
-    behavior = values.get('restart_behavior', 'resume')
+    The experiment is named by the settings the core runs with (`core_settings()`: APPO's are translated from Sample
+    Factory's); config.json keeps the settings' own flags (`flag_values()`, a dict as JSON has them, which the saved
+    one is compared with), so a resumed run translates them again as a fresh one does."""
+    behavior = settings.restart_behavior
     if behavior not in RESTART_BEHAVIORS:
         raise ValueError(f'--restart_behavior={behavior}: must be one of {", ".join(RESTART_BEHAVIORS)}')
-    located = translate(values) if translate is not None else values
-    for flag in ('train_dir', 'checkpoint_dir', 'runs_dir'):
-        check_output_directory(flag, located.get(flag, ''))
+    core = settings.core_settings()
+    for flag, path in (('train_dir', core.train_dir), ('checkpoint_dir', core.checkpoint_dir), ('runs_dir', core.runs_dir)):
+        check_output_directory(flag, path)
     if behavior != 'resume':
-        return values
-    if values.get('load_checkpoint_file'):
-        return values  # a checkpoint named on the command line resumes with this command's flags (as before)
-    directory = experiment_dir(agent_name, located)
-    location = checkpoint_location(agent_name, located)
-    resume_from = find_resume_checkpoint(location, agent_name, located['environment_name'], values.get('load_checkpoint_kind', 'latest'))
+        return settings
+    if settings.load_checkpoint_file:
+        return settings  # a checkpoint named on the command line resumes with this command's flags (as before)
+    agent_name = settings.agent_name
+    directory = experiment_dir(agent_name, core)
+    location = checkpoint_location(agent_name, core)
+    resume_from = find_resume_checkpoint(location, agent_name, core.environment_name, settings.load_checkpoint_kind)
     config_path = os.path.join(directory, CONFIG_FILE)
     if resume_from is None or not os.path.exists(config_path):
-        return values
+        return settings
     try:
         with open(config_path, encoding='utf-8') as file:
             saved = json.load(file)['flags']
@@ -207,16 +199,16 @@ def prepare(
         raise checkpoint.CheckpointError(
             f'{config_path} cannot be read ({type(error).__name__}): fix or delete it, or pass --restart_behavior=restart'
         ) from None
-    merged = dict(values)
+    values, restored = settings.flag_values(), {}
     for flag, saved_value in sorted(saved.items()):
         if flag not in values or flag in _SESSION_FLAGS:
             continue
         if flag not in explicit:
-            merged[flag] = saved_value
+            restored[flag] = saved_value
         elif values[flag] != saved_value:
             given = (f'--{flag}' if values[flag] else f'--no{flag}') if isinstance(values[flag], bool) else f'--{flag}={values[flag]}'
             print(f'resume: {given} from the command line overrides {saved_value} of {config_path}', flush=True)
-    return merged
+    return settings.with_values(restored)
 
 
 def check_output_directory(flag: str, path: str) -> None:
@@ -472,7 +464,7 @@ class Experiment:
             self._supersede_later_checkpoints(resume_from)
             self._drop_later_results()
         self._write_config()
-        board = settings.experiment_name or experiment_name(settings.agent_name, {'environment_name': settings.environment_name, 'tag': settings.tag})
+        board = settings.experiment_name or experiment_name(settings.agent_name, Common(environment_name=settings.environment_name, tag=settings.tag))
         purge_step = self.env_steps + 1 if resume_from else None  # earlier sessions' events after the checkpoint: trained again
         frames_per_step = self._frames_per_step
         self.train_logger = trackers.RunLogger(

@@ -21,11 +21,11 @@ from typing import Any, Callable, Iterator, Mapping, Optional
 from absl import app, flags
 
 from deep_rl_zoo import experiment as experiment_lib
-from deep_rl_zoo import gym_env
+from deep_rl_zoo import gym_env, main_loop
 from deep_rl_zoo.checkpoint import CheckpointError
 from deep_rl_zoo.distributed import ActorCrashError
 from deep_rl_zoo.experiment import console_log
-from deep_rl_zoo.settings import THEMES, Settings
+from deep_rl_zoo.settings import THEMES, Common, Settings
 
 FLAGS = flags.FLAGS
 _OWN_FLAG_NAMES: set[str] = set()  # flags defined here (not absl's own), saved in checkpoints
@@ -96,17 +96,10 @@ def settled(defaults: Settings, values: dict[str, Any], explicit: frozenset[str]
     settings = defaults.with_values(values).replace(given_flags=explicit).with_config_file()
     if type(settings).takes_minigrid:
         settings = settings.replace(environment_kind=gym_env.environment_kind(settings.environment_kind, settings.environment_name))
-    if getattr(settings, 'environment_kind', '') == 'atari':
-        try:
-            settings = settings.replace(environment_name=gym_env.canonical_atari_name(settings.environment_name))
-        except ValueError:  # no Atari game (or Sample Factory's name of one): the run says so, or translates it
-            pass
+    if isinstance(settings, Common):
+        settings = main_loop.canonical_environment(settings)
     if type(settings).agent_name:  # training, not evaluation
-
-        def located(values: dict[str, Any]) -> dict[str, Any]:
-            return settings.with_values(values).core_settings().flag_values()
-
-        settings = settings.with_values(experiment_lib.prepare(settings.agent_name, settings.flag_values(), explicit, located))
+        settings = experiment_lib.prepare(settings, explicit)
     settings.validate()
     return settings
 

@@ -8,7 +8,7 @@ run's bookkeeping (directory, config, checkpoints, restarts, budgets, CSV, logge
 
 import dataclasses
 import math
-from typing import Any, Callable, Optional, TypeVar
+from typing import Any, Callable, Optional
 
 import numpy as np
 import torch
@@ -19,11 +19,10 @@ from deep_rl_zoo.episodes import run_env_loop
 from deep_rl_zoo.experiment import Experiment, RunSettings  # re-exported: run scripts and tests import them from here
 from deep_rl_zoo.greedy_actors import EpsilonGreedyActor, PolicyGreedyActor
 from deep_rl_zoo.gym_env import VectorEnvironment
-from deep_rl_zoo.settings import ActorsAndLearner, Asynchronous, Common, GreedyEvaluation, ObscuredObservations
+from deep_rl_zoo.settings import ActorsAndLearner, Asynchronous, Common, CommonType, GreedyEvaluation, ObscuredObservations
 from deep_rl_zoo.types import Actor, Agent, Learner
 
 EVAL_SEED_OFFSET = 10_000  # evaluation environments never replay the training environments' episodes
-CommonType = TypeVar('CommonType', bound=Common)
 
 
 def run_single_process(
@@ -118,7 +117,7 @@ def canonical_environment(settings: CommonType) -> CommonType:
         return settings
     try:
         return settings.replace(environment_name=gym_env.canonical_atari_name(settings.environment_name))
-    except ValueError:  # no Atari game: creating the environment says so, with the script that takes it
+    except ValueError:  # no Atari game (or Sample Factory's name of one, which APPO translates): creating the environment says so
         return settings
 
 
@@ -220,14 +219,13 @@ def run_actors_and_learner(
     learner: Learner,
     make_actor: Callable[[int, torch.device], distributed.RolloutActor],
     rollout_spec: dict[str, tuple[tuple[int, ...], torch.dtype]],
-    num_actors: int,
-    actors_on_gpu: bool,
+    actors: ActorsAndLearner,
     eval_actor: Actor,
     eval_env: VectorEnvironment,
     asynchronous: Optional[AsyncSettings] = None,
-    restart_actors: bool = False,
 ) -> None:
-    """Actors + learner iterations, synchronous (`asynchronous` None) or asynchronous.
+    """Actors + learner iterations, synchronous (`asynchronous` None) or asynchronous, of the run's `actors` settings
+    (how many, where they run, whether they are restarted).
 
     Synchronous (PPO, A2C, SAC): every update uses one fresh rollout from each actor, in actor order; actors wait
     for the parameters their rollouts will be judged against, so the data is exactly on-policy and runs are
@@ -240,14 +238,14 @@ def run_actors_and_learner(
     timing.
 
     Ctrl-C or SIGTERM writes a checkpoint of the learner at the stop and stops every process within seconds; a
-    crashed actor stops the run with its error, or is restarted with `restart_actors`. Checkpoints are also written
+    crashed actor stops the run with its error, or is restarted with `--restart_actors`. Checkpoints are also written
     every `save_every_sec`, and a spent budget ends the iteration early (see `experiment.Experiment`).
 
     The experiment's files are written from `experiment.begin()` on, once the actor pool has started (Ray's actors
     placed and built): a run that fails before (no Ray cluster, a checkpoint that does not fit) leaves them as they were.
     """
     try:
-        pool, parameters = _actor_pool(experiment, learner, make_actor, rollout_spec, num_actors, actors_on_gpu, asynchronous, restart_actors)
+        pool, parameters = _actor_pool(experiment, learner, make_actor, rollout_spec, actors, asynchronous)
         stop_request = distributed.StopRequest()  # after the Ray pool's connection: Ray sets signal handlers of its own
         experiment.stop_request = stop_request
         pool.start()  # Ray's: waits until every actor is placed and built (and stops them if one is not)
@@ -258,7 +256,7 @@ def run_actors_and_learner(
     steps_per_rollout = rollout_spec['reward'][0][0] * rollout_spec['reward'][0][1]
     lag = PolicyLagStatistics()
     pending: list[distributed.Rollout] = []  # asynchronous: received, waiting for a full batch (across iterations)
-    stopping = f'stopping {num_actors} actors; '
+    stopping = f'stopping {actors.num_actors} actors; '
     try:
         experiment.begin()
         parameters.publish(learner.network)
@@ -266,14 +264,14 @@ def run_actors_and_learner(
             while experiment.steps_left() > 0 and not experiment.should_stop():
                 if asynchronous is None:
                     batch: dict[int, distributed.Rollout] = {}
-                    while len(batch) < num_actors and (rollout := pool.receive(stop_request)) is not None:
+                    while len(batch) < actors.num_actors and (rollout := pool.receive(stop_request)) is not None:
                         batch[rollout.actor_id] = rollout
                         experiment.record_train_step(steps_per_rollout, rollout.finished, pool.buffer(rollout)['observation'][-1].numpy())
                     if stop_request:
                         break
                     # In actor order, whatever the order of arrival: a learner with a replay (SAC) keeps one stream per
                     # actor environment, and each stream must continue that environment's steps.
-                    learner.update([pool.buffer(batch[actor_id]) for actor_id in range(num_actors)])
+                    learner.update([pool.buffer(batch[actor_id]) for actor_id in range(actors.num_actors)])
                     parameters.publish(learner.network)
                 else:
                     rollout = pool.receive(stop_request)
@@ -325,33 +323,29 @@ def _actor_pool(
     learner: Learner,
     make_actor: Callable[[int, torch.device], distributed.RolloutActor],
     rollout_spec: dict[str, tuple[tuple[int, ...], torch.dtype]],
-    num_actors: int,
-    actors_on_gpu: bool,
+    actors: ActorsAndLearner,
     asynchronous: Optional[AsyncSettings],
-    restart_actors: bool,
 ) -> tuple[Any, Any]:
     """The learner with the resumed state, and the actor pool, not started (local processes, or Ray actors with
     `--backend=ray`), with its parameter broadcast: (pool, parameters)."""
     if experiment.resumed_state is not None:
         checkpoint.load_state(learner, experiment.resumed_state, 'the checkpoint this run resumes from')
     experiment.restore_replay(learner)
-    devices = distributed.actor_devices(num_actors, actors_on_gpu)
+    devices = distributed.actor_devices(actors.num_actors, actors.actors_on_gpu)
     context = distributed.process_context(devices)
     parameters = distributed.SharedParameters(learner.network, context)
     num_buffers = asynchronous.num_buffers_per_actor if asynchronous else 1
-    buffers = distributed.make_rollout_buffers(num_actors, rollout_spec, num_buffers)
-    if experiment.settings.flags.get('backend') == 'ray':  # the same pool on Ray actors, parameters via its object store
+    buffers = distributed.make_rollout_buffers(actors.num_actors, rollout_spec, num_buffers)
+    if actors.backend == 'ray':  # the same pool on Ray actors, parameters via its object store
         from deep_rl_zoo import ray_backend
 
         def log_statistics(statistics: dict[str, float]) -> None:
             experiment.train_logger.write_learner_statistics(learner.learner_steps, statistics)
 
-        pool = ray_backend.RayActorPool(
-            make_actor, rollout_spec, num_actors, num_buffers, experiment.settings.flags,
-            asynchronous=asynchronous is not None, restart_actors=restart_actors, log_statistics=log_statistics,
-        )  # fmt: skip
+        pool = ray_backend.RayActorPool(make_actor, rollout_spec, num_buffers, actors, asynchronous=asynchronous is not None, log_statistics=log_statistics)
         return pool, pool.parameters
-    return distributed.ActorPool(make_actor, parameters, buffers, devices, context, asynchronous=asynchronous is not None, restart_actors=restart_actors), parameters
+    pool = distributed.ActorPool(make_actor, parameters, buffers, devices, context, asynchronous=asynchronous is not None, restart_actors=actors.restart_actors)
+    return pool, parameters
 
 
 def train_actors_and_learner(
@@ -398,9 +392,7 @@ def train_actors_and_learner(
     except BaseException:
         eval_env.close()
         raise
-    run_actors_and_learner(
-        experiment, learner, make_actor, spec, settings.num_actors, settings.actors_on_gpu, eval_actor, eval_env, async_settings, settings.restart_actors
-    )
+    run_actors_and_learner(experiment, learner, make_actor, spec, settings, eval_actor, eval_env, async_settings)
 
 
 @dataclasses.dataclass

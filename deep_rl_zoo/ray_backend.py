@@ -48,6 +48,7 @@ from torch import nn
 from torch.nn.utils import parameters_to_vector, vector_to_parameters
 
 from deep_rl_zoo import distributed
+from deep_rl_zoo.settings import ActorsAndLearner
 
 _POLL_SECONDS = 0.5  # how often a blocked learner re-checks its stop request
 _PLACEMENT_SECONDS = 120.0  # actors not running by then: the cluster cannot place them
@@ -256,34 +257,33 @@ def _descendants(roots: set[int]) -> set[int]:
 
 
 class RayActorPool:
-    """`distributed.ActorPool` on Ray: starts the actors, gathers their rollouts, counts and survives restarts (or
-    reports a dead actor), and stops them. `parameters` is the run's parameter broadcast (`publish`, `version`)."""
+    """`distributed.ActorPool` on Ray, of the run's actor `settings` (how many, Ray's cluster and resources per actor,
+    --restart_actors): starts the actors, gathers their rollouts, counts and survives restarts (or reports a dead
+    actor), and stops them. `parameters` is the run's parameter broadcast (`publish`, `version`)."""
 
     def __init__(
         self,
         make_actor: Callable[[int, torch.device], distributed.RolloutActor],
         spec: Spec,
-        num_actors: int,
         num_buffers_per_actor: int,
-        values: dict[str, Any],
+        settings: ActorsAndLearner,
         *,
         asynchronous: bool = False,
-        restart_actors: bool = False,
         max_restarts: int = 10,
         log_statistics: Callable[[dict[str, float]], None],
     ):
         if not asynchronous and num_buffers_per_actor != 1:
             raise ValueError('a synchronous actor pool takes exactly one buffer per actor')
-        cpus, gpus = values['ray_num_cpus_per_actor'], values['ray_num_gpus_per_actor']
-        self._owns_connection = connect(values['ray_address'], num_actors * cpus)
-        self._owns_instance = self._owns_connection and not values['ray_address']
+        num_actors, cpus, gpus = settings.num_actors, settings.ray_num_cpus_per_actor, settings.ray_num_gpus_per_actor
+        self._owns_connection = connect(settings.ray_address, num_actors * cpus)
+        self._owns_instance = self._owns_connection and not settings.ray_address
         try:
             _check_resources(num_actors, cpus, gpus)
         except ValueError:
             self._disconnect()
             raise
         self.asynchronous = asynchronous
-        self.restart_actors = restart_actors
+        self.restart_actors = settings.restart_actors
         self.max_restarts = max_restarts
         self.restarts = [0] * num_actors
         self.parameters = ObjectStoreParameters(self._on_publish)
@@ -291,7 +291,7 @@ class RayActorPool:
         self._num_buffers = num_buffers_per_actor
         self._log_statistics = log_statistics
         # With --restart_actors, Ray restarts a dead actor and runs the calls it lost again on the new process.
-        restarts = {'max_restarts': max_restarts, 'max_task_retries': -1} if restart_actors else {'max_restarts': 0, 'max_task_retries': 0}
+        restarts = {'max_restarts': max_restarts, 'max_task_retries': -1} if settings.restart_actors else {'max_restarts': 0, 'max_task_retries': 0}
         options = {'num_cpus': cpus, 'num_gpus': gpus, **restarts}
         self._actors = [RolloutWorker.options(**options).remote(make_actor, actor_id, spec, gpus > 0) for actor_id in range(num_actors)]
         self._lives: list[set[str]] = [set() for _ in range(num_actors)]  # the processes each actor's rollouts came from

@@ -16,6 +16,7 @@ THEMES = ('environment', 'training', 'agent', 'actors and learner', 'evaluation'
 MAX_ENVS_PER_PROCESS = 4096
 
 SettingsType = TypeVar('SettingsType', bound='Settings')
+CommonType = TypeVar('CommonType', bound='Common')
 
 
 def setting(

@@ -22,6 +22,7 @@ from tensorboard.backend.event_processing import event_accumulator
 from tensorboard.summary.writer import event_file_writer
 
 from deep_rl_zoo import checkpoint, experiment, gym_env
+from deep_rl_zoo.dqn.settings import DqnSettings
 from deep_rl_zoo.experiment import Experiment, RunSettings
 from unit_tests.helpers import snapshot
 
@@ -378,7 +379,8 @@ def test_train_for_env_steps_ends_the_iteration_early_with_its_checkpoint_and_ro
 # -------------------------------------------------------------------------------------- restarts, saved config
 
 
-def flag_values(tmp_path, **overrides):
+def experiment_flags(tmp_path, **overrides):
+    """The experiment's flags as a command line gives them."""
     values = {
         'environment_name': 'CartPole-v1', 'tag': '', 'experiment': '', 'train_dir': str(tmp_path / 'train'),
         'checkpoint_dir': '', 'runs_dir': str(tmp_path / 'runs'), 'results_csv_path': '', 'restart_behavior': 'resume',
@@ -388,26 +390,29 @@ def flag_values(tmp_path, **overrides):
     return values
 
 
-def run_settings(values, **overrides):
-    """The settings of a run of DQN from the flag `values` (the shared flags' values a run script would have)."""
-    return RunSettings.from_values('DQN', {
-        **values, 'num_train_steps': 10, 'num_eval_steps': 0, 'episodes_csv_path': '', 'use_tensorboard': True,
-        'debug_screenshots_interval': 0, 'progress': False, **overrides,
-    })  # fmt: skip
+def dqn_settings(tmp_path, **overrides):
+    """DQN's settings with the experiment's flags (`experiment_flags`)."""
+    return DqnSettings().with_values(experiment_flags(tmp_path, **overrides))
 
 
-def make_experiment_files(tmp_path, values):
-    """A finished iteration of the experiment `values` name: checkpoint, config.json, log.txt, TensorBoard run."""
-    run = Experiment(run_settings(values), VECTOR_ENV).begin()
+def run_settings(dqn, **overrides):
+    """The settings of a run of DQN of the settings `dqn`, a short one."""
+    short = dict(num_train_steps=10, num_eval_steps=0, episodes_csv_path='', use_tensorboard=True, debug_screenshots_interval=0, progress=False)
+    return RunSettings.from_settings('DQN', dqn.replace(**short | overrides))
+
+
+def make_experiment_files(tmp_path, dqn):
+    """A finished iteration of the experiment `dqn` names: checkpoint, config.json, log.txt, TensorBoard run."""
+    run = Experiment(run_settings(dqn), VECTOR_ENV).begin()
     run_iteration(run)
     run.close()
 
 
-def begin_session(values):
-    """A session of the experiment `values` name that begins and ends at once, without TensorBoard; returns the
+def begin_session(dqn):
+    """A session of the experiment `dqn` names that begins and ends at once, without TensorBoard; returns the
     snapshot of `train_dir` and `runs_dir` taken after the experiment was made, before it began."""
-    run = Experiment(run_settings(values, use_tensorboard=False), VECTOR_ENV)
-    before = {**snapshot(values['train_dir']), **snapshot(values['runs_dir'])}
+    run = Experiment(run_settings(dqn, use_tensorboard=False), VECTOR_ENV)
+    before = {**snapshot(dqn.train_dir), **snapshot(dqn.runs_dir)}
     run.begin()
     run.close()
     return before
@@ -424,9 +429,9 @@ def test_an_output_directory_must_be_a_writable_directory_or_creatable(tmp_path)
 
 
 def test_default_experiment_name_directory_and_files(tmp_path):
-    values = flag_values(tmp_path, tag='lr3', environment_name='ALE/Pong-v5')
-    assert experiment.experiment_name('DQN', values) == 'DQN_ALE-Pong-v5_lr3'
-    make_experiment_files(tmp_path, values)
+    dqn = dqn_settings(tmp_path, tag='lr3', environment_name='ALE/Pong-v5')
+    assert experiment.experiment_name('DQN', dqn) == 'DQN_ALE-Pong-v5_lr3'
+    make_experiment_files(tmp_path, dqn)
     directory = tmp_path / 'train' / 'DQN_ALE-Pong-v5_lr3'
     assert sorted(os.listdir(directory)) == ['DQN_ALE-Pong-v5_0.ckpt', 'DQN_ALE_Pong-v5_results.csv', 'config.json', 'log.txt']
     assert os.listdir(tmp_path / 'runs') == ['DQN_ALE-Pong-v5_lr3']  # TensorBoard: runs/<experiment>/{train,eval}
@@ -440,12 +445,12 @@ def test_default_experiment_name_directory_and_files(tmp_path):
 
 
 def test_restart_moves_the_experiment_aside_and_overwrite_deletes_it_when_the_run_begins(tmp_path, capsys):
-    values = flag_values(tmp_path)
-    make_experiment_files(tmp_path, values)
+    dqn = dqn_settings(tmp_path)
+    make_experiment_files(tmp_path, dqn)
     directory = tmp_path / 'train' / NAME
     unchanged = {**snapshot(tmp_path / 'train'), **snapshot(tmp_path / 'runs')}
-    restart = {**values, 'restart_behavior': 'restart'}
-    assert experiment.prepare('DQN', restart, frozenset()) == restart
+    restart = dqn.replace(restart_behavior='restart')
+    assert experiment.prepare(restart, frozenset()) == restart
     assert begin_session(restart) == unchanged  # nothing moves before the run begins
     (moved,) = [path for path in (tmp_path / 'train').iterdir() if path.name.startswith(f'{NAME}_old_')]
     assert f'{NAME}_0.ckpt' in os.listdir(moved) and 'config.json' in os.listdir(moved)
@@ -455,9 +460,9 @@ def test_restart_moves_the_experiment_aside_and_overwrite_deletes_it_when_the_ru
     (board,) = [name for name in os.listdir(tmp_path / 'runs') if name.startswith(f'{NAME}_old_')]  # its TensorBoard folder too
     assert sorted(os.listdir(tmp_path / 'runs')) == [board] and sorted(os.listdir(tmp_path / 'runs' / board)) == ['eval', 'train']
 
-    make_experiment_files(tmp_path, values)
-    overwrite = {**values, 'restart_behavior': 'overwrite'}
-    experiment.prepare('DQN', overwrite, frozenset())
+    make_experiment_files(tmp_path, dqn)
+    overwrite = dqn.replace(restart_behavior='overwrite')
+    experiment.prepare(overwrite, frozenset())
     assert (directory / f'{NAME}_0.ckpt').exists() and (tmp_path / 'runs' / NAME).exists()
     begin_session(overwrite)
     assert sorted(os.listdir(directory)) == ['config.json', 'log.txt'] and moved.exists()  # only the experiment's own files go
@@ -467,10 +472,10 @@ def test_restart_moves_the_experiment_aside_and_overwrite_deletes_it_when_the_ru
 
 
 def test_restart_with_a_separate_checkpoint_dir_moves_only_this_runs_files(tmp_path):
-    values = flag_values(tmp_path, checkpoint_dir=str(tmp_path / 'ck'))
-    make_experiment_files(tmp_path, values)
+    dqn = dqn_settings(tmp_path, checkpoint_dir=str(tmp_path / 'ck'))
+    make_experiment_files(tmp_path, dqn)
     (tmp_path / 'ck' / 'other.txt').write_text('not ours')
-    begin_session({**values, 'restart_behavior': 'restart'})
+    begin_session(dqn.replace(restart_behavior='restart'))
     names = sorted(os.listdir(tmp_path / 'ck'))
     assert names[1] == 'other.txt' and names[0].startswith('old_') and len(names) == 2
     assert sorted(os.listdir(tmp_path / 'ck' / names[0])) == [f'{NAME}_0.ckpt', 'DQN_CartPole-v1_results.csv']
@@ -480,8 +485,8 @@ def test_a_session_that_never_begins_changes_nothing_of_the_experiment(tmp_path,
     """Issue 23: a session whose run fails to start (no Ray cluster answers, ...) is made and closed without `begin()`.
     Had it begun, resuming from iteration 0 would have moved iteration 1's checkpoint aside, dropped its results row,
     hidden its TensorBoard events, written config.json and log.txt."""
-    values = flag_values(tmp_path, num_iterations=3)
-    first = Experiment(run_settings(values), VECTOR_ENV).begin()
+    dqn = dqn_settings(tmp_path, num_iterations=3)
+    first = Experiment(run_settings(dqn), VECTOR_ENV).begin()
     run_iteration(first)
     run_iteration(first)
     first.close()
@@ -489,7 +494,7 @@ def test_a_session_that_never_begins_changes_nothing_of_the_experiment(tmp_path,
     older = str(tmp_path / 'train' / NAME / f'{NAME}_0.ckpt')
     capsys.readouterr()
 
-    never = Experiment(run_settings({**values, 'load_checkpoint_file': older, 'learning_rate': 0.5}), VECTOR_ENV)
+    never = Experiment(run_settings(dqn.replace(load_checkpoint_file=older, learning_rate=0.5)), VECTOR_ENV)
     assert isinstance(sys.stdout, experiment._Tee)  # the console is recorded for the log from here on
     assert (never.first_iteration, never.env_steps) == (1, 10) and never.resumed_state is not None  # read, and checked
     with pytest.raises(RuntimeError, match=r'call Experiment.begin\(\) once the run has started'):
@@ -499,29 +504,29 @@ def test_a_session_that_never_begins_changes_nothing_of_the_experiment(tmp_path,
     assert {**snapshot(tmp_path / 'train'), **snapshot(tmp_path / 'runs')} == unchanged
     assert capsys.readouterr().out == f'Resuming from {older}: iteration 1, 10 env steps\n'
 
-    begun = Experiment(run_settings({**values, 'load_checkpoint_file': older, 'learning_rate': 0.5}), VECTOR_ENV).begin()
+    begun = Experiment(run_settings(dqn.replace(load_checkpoint_file=older, learning_rate=0.5)), VECTOR_ENV).begin()
     begun.close()  # the same session begun: now it does all that
     assert f'{NAME}_1.ckpt' not in os.listdir(tmp_path / 'train' / NAME)
     assert json.loads((tmp_path / 'train' / NAME / 'config.json').read_text())['flags']['learning_rate'] == 0.5
 
 
 def test_resume_reloads_the_saved_config_and_explicit_flags_override_it(tmp_path, capsys):
-    make_experiment_files(tmp_path, flag_values(tmp_path, learning_rate=1e-3, num_iterations=2))
+    make_experiment_files(tmp_path, dqn_settings(tmp_path, learning_rate=1e-3, num_iterations=2))
     capsys.readouterr()
-    later = flag_values(tmp_path, learning_rate=5e-4, num_iterations=3)  # the run script's defaults differ now
-    resolved = experiment.prepare('DQN', later, frozenset({'num_iterations'}))
-    assert resolved['learning_rate'] == 1e-3 and resolved['num_iterations'] == 3
+    later = dqn_settings(tmp_path, learning_rate=5e-4, num_iterations=3)  # the run script's defaults differ now
+    resolved = experiment.prepare(later, frozenset({'num_iterations'}))
+    assert resolved.learning_rate == 1e-3 and resolved.num_iterations == 3
     config = tmp_path / 'train' / NAME / 'config.json'
     assert capsys.readouterr().out.splitlines() == [f'resume: --num_iterations=3 from the command line overrides 2 of {config}']
     # Nothing to resume from, or a checkpoint named on the command line: this command's flags as they are.
-    assert experiment.prepare('DQN', {**later, 'load_checkpoint_file': 'x.ckpt'}, frozenset()) == {**later, 'load_checkpoint_file': 'x.ckpt'}
-    assert experiment.prepare('DQN', flag_values(tmp_path, experiment='new'), frozenset()) == flag_values(tmp_path, experiment='new')
+    assert experiment.prepare(later.replace(load_checkpoint_file='x.ckpt'), frozenset()) == later.replace(load_checkpoint_file='x.ckpt')
+    assert experiment.prepare(dqn_settings(tmp_path, experiment='new'), frozenset()) == dqn_settings(tmp_path, experiment='new')
 
 
 def appo_script_values(tmp_path, **overrides):
     """APPO's run script's flag values (Sample Factory's names, untranslated), with the experiment's."""
     values = {
-        **flag_values(tmp_path, environment_name='atari_amidar', num_iterations=10), 'use_rnn': False, 'num_policies': 1, 'rollout': 128,
+        **experiment_flags(tmp_path, environment_name='atari_amidar', num_iterations=10), 'use_rnn': False, 'num_policies': 1, 'rollout': 128,
         'num_envs_per_worker': 2, 'num_workers': 16, 'batch_size': 1024, 'num_batches_per_epoch': 8, 'num_epochs': 4, 'recurrence': 1,
         'async_rl': True, 'num_batches_to_accumulate': 2, 'max_policy_lag': 1000, 'gamma': 0.99, 'train_for_env_steps': 100_000_000,
         'env_frameskip': 4, 'env_framestack': 4, 'summaries_use_frameskip': True, 'num_train_steps': 1_000_000, 'num_eval_steps': 0,
@@ -536,9 +541,9 @@ def test_appo_resumes_from_its_saved_sample_factory_flags_translated_again(tmp_p
     from deep_rl_zoo.appo import settings as appo_settings
 
     settings = flags.settled(appo_settings.ATARI, appo_script_values(tmp_path), frozenset({'environment_name'}))
-    first, values = settings.flag_values(), settings.core_settings().flag_values()
-    assert (values['environment_name'], values['num_iterations'], values['train_for_env_steps'], values['max_policy_lag']) == ('Amidar', 25, 25_000_000, 31)
-    run = Experiment(RunSettings.from_values('APPO', values, config_flags=first), VECTOR_ENV).begin()
+    core = settings.core_settings()
+    assert (core.environment_name, core.num_iterations, core.train_for_env_steps, core.max_policy_lag) == ('Amidar', 25, 25_000_000, 31)
+    run = Experiment(RunSettings.from_settings('APPO', settings), VECTOR_ENV).begin()
     run_iteration(run)
     run.close()
     config = tmp_path / 'train' / 'APPO_Amidar' / 'config.json'
@@ -550,11 +555,11 @@ def test_appo_resumes_from_its_saved_sample_factory_flags_translated_again(tmp_p
     # come back, the explicit one overrides them, and the translation starts from Sample Factory's values again.
     later = appo_script_values(tmp_path, num_iterations=30, num_epochs=1, max_policy_lag=50, train_for_env_steps=0)
     settings = flags.settled(appo_settings.ATARI, later, frozenset({'environment_name', 'num_iterations'}))
-    resumed, values = settings.flag_values(), settings.core_settings().flag_values()
-    assert (resumed['num_epochs'], resumed['max_policy_lag'], resumed['train_for_env_steps'], resumed['num_iterations']) == (4, 1000, 100_000_000, 30)
-    assert (values['num_iterations'], values['train_for_env_steps'], values['max_policy_lag'], values['num_actors']) == (30, 25_000_000, 31, 16)
+    core = settings.core_settings()
+    assert (settings.num_epochs, settings.max_policy_lag, settings.train_for_env_steps, settings.num_iterations) == (4, 1000, 100_000_000, 30)
+    assert (core.num_iterations, core.train_for_env_steps, core.max_policy_lag, core.num_actors) == (30, 25_000_000, 31, 16)
     assert capsys.readouterr().out.splitlines() == [f'resume: --num_iterations=30 from the command line overrides 10 of {config}']
-    again = Experiment(RunSettings.from_values('APPO', values, config_flags=resumed), VECTOR_ENV).begin()
+    again = Experiment(RunSettings.from_settings('APPO', settings), VECTOR_ENV).begin()
     again.close()
     assert again.first_iteration == 1 and again.env_steps == 10
 
@@ -607,16 +612,13 @@ def test_tensorboard_shows_one_continuing_curve_per_experiment_over_its_sessions
     (lambda: 1 / 0, 'ZeroDivisionError: division by zero'),  # a crash: its traceback
 ])  # fmt: skip
 def test_the_log_holds_what_the_console_showed_before_the_experiment_started_and_the_last_line(tmp_path, ending, last_line):
-    make_experiment_files(tmp_path, flag_values(tmp_path))
-    values = flag_values(tmp_path, num_iterations=3)
+    make_experiment_files(tmp_path, dqn_settings(tmp_path))
+    dqn = dqn_settings(tmp_path, num_iterations=3)
     with pytest.raises((SystemExit, ZeroDivisionError)):
         with experiment.console_log():
             print('preset CartPole-v1 (...): --learning_rate=0.001')  # printed before the experiment directory is known
-            resolved = experiment.prepare('DQN', values, frozenset({'num_iterations'}))
-            run = Experiment(RunSettings.from_values('DQN', {
-                **resolved, 'num_train_steps': 10, 'num_eval_steps': 0, 'episodes_csv_path': '', 'use_tensorboard': False,
-                'debug_screenshots_interval': 0, 'progress': False,
-            }), VECTOR_ENV).begin()  # fmt: skip
+            resolved = experiment.prepare(dqn, frozenset({'num_iterations'}))
+            run = Experiment(run_settings(resolved, use_tensorboard=False), VECTOR_ENV).begin()
             run_iteration(run)
             run.close()
             print('after the run')

@@ -19,6 +19,7 @@ from deep_rl_zoo import experiment as experiment_lib
 from deep_rl_zoo.greedy_actors import PolicyGreedyActor
 from deep_rl_zoo.episodes import play_episodes, run_env_loop
 from deep_rl_zoo.main_loop import Experiment, RunSettings
+from deep_rl_zoo.settings import ActorsAndLearner, Common
 from unit_tests.helpers import RESULT_COLUMNS, snapshot, wait_until_asleep
 
 
@@ -188,25 +189,14 @@ def read_csv(path):
 
 
 
-def test_run_settings_from_values_defaults_results_csv_into_checkpoint_dir():
-    values = {
-        'environment_name': 'ALE/Pong-v5',
-        'num_iterations': 3,
-        'num_train_steps': 100,
-        'num_eval_steps': 10,
-        'checkpoint_dir': 'ckpts',
-        'results_csv_path': '',
-        'episodes_csv_path': '',
-        'load_checkpoint_file': '',
-        'use_tensorboard': False,
-        'runs_dir': 'runs',
-        'tag': '',
-        'debug_screenshots_interval': 0,
-        'progress': False,
-    }
-    run_settings = RunSettings.from_values('DQN', values)
+def test_run_settings_default_results_csv_into_checkpoint_dir():
+    settings = Common(
+        environment_name='ALE/Pong-v5', num_iterations=3, num_train_steps=100, num_eval_steps=10, checkpoint_dir='ckpts', results_csv_path='',
+        use_tensorboard=False, runs_dir='runs', progress=False,
+    )  # fmt: skip
+    run_settings = RunSettings.from_settings('DQN', settings)
     assert run_settings.results_csv_path == 'ckpts/DQN_ALE_Pong-v5_results.csv'
-    assert run_settings.flags is values and run_settings.num_iterations == 3
+    assert run_settings.flags == settings.flag_values() and run_settings.num_iterations == 3
 
 
 def test_run_settings_from_settings_run_with_the_core_settings_and_keep_the_flag_values():
@@ -401,6 +391,8 @@ def test_create_environment_counts_montezumas_rooms_when_asked():
 
 # ------------------------------------------------------------------------------ run_actors_and_learner
 
+TWO_ACTORS = ActorsAndLearner(num_actors=2)  # local processes on the CPU
+
 
 class _ActorDeliveringInReverse:
     """Writes its id into the buffer. Actor 0 fills its buffer only once actor 1 has filled its own this round and
@@ -452,7 +444,7 @@ def test_the_learner_gets_the_rollouts_in_actor_order_whatever_order_they_arrive
     eval_env = types.SimpleNamespace(close=lambda: None)
     rounds, pids = multiprocessing.get_context('fork').Array('i', 2), multiprocessing.get_context('fork').Array('i', 2)
     main_loop.run_actors_and_learner(
-        experiment, learner, lambda actor_id, device: _ActorDeliveringInReverse(actor_id, rounds, pids), spec, 2, False, AlwaysLeft(), eval_env
+        experiment, learner, lambda actor_id, device: _ActorDeliveringInReverse(actor_id, rounds, pids), spec, TWO_ACTORS, AlwaysLeft(), eval_env
     )
     assert learner.orders == [[0, 1], [0, 1], [0, 1]]  # 6 steps: 3 updates of one step from each of 2 actors
 
@@ -468,7 +460,7 @@ def test_an_actor_that_cannot_be_built_ends_the_run_before_the_experiment_writes
     experiment = Experiment(settings(tmp_path, num_iterations=1, num_train_steps=6, num_eval_steps=0, experiment_dir=str(tmp_path / 'exp')), VECTOR_ENV)
     with pytest.raises(distributed.ActorCrashError, match=r'^actor [01] could not be built: OSError: no environment for actor [01] \(fake\)'):
         main_loop.run_actors_and_learner(
-            experiment, _OrderRecordingLearner(), _actor_that_cannot_be_built, spec, 2, False, AlwaysLeft(), types.SimpleNamespace(close=lambda: None)
+            experiment, _OrderRecordingLearner(), _actor_that_cannot_be_built, spec, TWO_ACTORS, AlwaysLeft(), types.SimpleNamespace(close=lambda: None)
         )  # fmt: skip
     assert snapshot(tmp_path) == {}
     assert not multiprocessing.active_children()
@@ -519,7 +511,7 @@ def run_asynchronous(tmp_path, learner, max_policy_lag, batch_rollouts=1, num_tr
     )
     asynchronous = main_loop.AsyncSettings(num_buffers_per_actor=3, batch_rollouts=batch_rollouts, max_policy_lag=max_policy_lag)
     main_loop.run_actors_and_learner(
-        experiment, learner, lambda actor_id, device: _ActorReportingItsParameter(actor_id, actor_pids or [0, 0]), spec, 2, False, AlwaysLeft(),
+        experiment, learner, lambda actor_id, device: _ActorReportingItsParameter(actor_id, actor_pids or [0, 0]), spec, TWO_ACTORS, AlwaysLeft(),
         types.SimpleNamespace(close=lambda: None), asynchronous,
     )  # fmt: skip
     return logged

@@ -150,7 +150,7 @@ def test_each_version_is_put_once_for_all_actors_and_their_rollouts_are_those_of
     puts = []
     put = ray.put
     monkeypatch.setattr(ray, 'put', lambda value: puts.append(type(value).__name__) or put(value))
-    pool = ray_backend.RayActorPool(make_actor, spec, 2, 1, settings.flag_values(), log_statistics=lambda statistics: None)
+    pool = ray_backend.RayActorPool(make_actor, spec, 1, settings, log_statistics=lambda statistics: None)
     try:
         pool.start()
         for version in (1, 2, 3):

@@ -39,6 +39,7 @@ from benchmarks import learning
 from deep_rl_zoo import experiment
 from deep_rl_zoo import flags as flags_lib
 from deep_rl_zoo import load_from_hub, model_card
+from deep_rl_zoo.settings import Common
 from unit_tests.helpers import REPO_ROOT, TRACEBACK, run_module
 
 
@@ -127,9 +128,9 @@ def shipped_files() -> set[str]:
 # --------------------------------------------------------------------------------------- flags of a run script
 
 
-def _no_experiment(agent_name, values, explicit, translate=None):
+def _no_experiment(settings, explicit):
     """`experiment.prepare` for commands that are only parsed: no experiment directory is looked at."""
-    return values
+    return settings
 
 
 def parse(command: Command, module_name: str, arguments: list[str]) -> Any:
@@ -161,7 +162,7 @@ class Trained:
     """What an earlier training command of the document writes."""
 
     package: str
-    values: dict[str, Any]  # the run's values (translated for APPO), as the experiment sees them
+    settings: Common  # the run's settings under the core's names (translated for APPO), as the experiment sees them
 
 
 def written_by(path: str, trained: list[Trained], package: str) -> bool:
@@ -170,9 +171,9 @@ def written_by(path: str, trained: list[Trained], package: str) -> bool:
         if run.package != package:
             continue
         for agent in agent_names(package):
-            environment = run.values['environment_name'].replace('/', '_')
-            directory = experiment.checkpoint_location(agent, run.values)
-            names = {os.path.normpath(os.path.join(directory, f'{agent}_{environment}_{i}.ckpt')) for i in range(run.values['num_iterations'])}
+            environment = run.settings.environment_name.replace('/', '_')
+            directory = experiment.checkpoint_location(agent, run.settings)
+            names = {os.path.normpath(os.path.join(directory, f'{agent}_{environment}_{i}.ckpt')) for i in range(run.settings.num_iterations)}
             if os.path.normpath(path) in names:
                 return True
     return False
@@ -195,7 +196,7 @@ def check_document(document: str, shipped: set[str]) -> list[Command]:
                 settings = parse(command, command.module, command.arguments)
                 if script.group(2) != 'eval_agent':
                     try:
-                        trained.append(Trained(package, settings.core_settings().flag_values()))
+                        trained.append(Trained(package, settings.core_settings()))
                     except ValueError as error:  # APPO's flags that do not fit together
                         pytest.fail(f'{command}: {error}')
                     continue

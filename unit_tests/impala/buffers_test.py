@@ -17,7 +17,7 @@ import torch
 
 from deep_rl_zoo import main_loop
 from deep_rl_zoo.main_loop import AsyncSettings, Experiment, RunSettings
-from deep_rl_zoo.settings import Asynchronous
+from deep_rl_zoo.settings import ActorsAndLearner, Asynchronous
 from unit_tests.helpers import TRACEBACK, run_module, stderr_lines
 
 COLLECT_SECONDS = 0.1
@@ -141,7 +141,7 @@ def run_timed(tmp_path, settings):
     environment = types.SimpleNamespace(frames_per_step=1, single_observation_space=gymnasium.spaces.Box(-1.0, 1.0, (4,), np.float32))
     learner = _TimedLearner()
     main_loop.run_actors_and_learner(
-        Experiment(run, environment), learner, lambda actor_id, device: _TimedActor(actor_id), spec, 2, False, None,
+        Experiment(run, environment), learner, lambda actor_id, device: _TimedActor(actor_id), spec, ActorsAndLearner(num_actors=2), None,
         types.SimpleNamespace(close=lambda: None), settings,
     )  # fmt: skip
     collected_during_updates = sum(
