@@ -48,15 +48,18 @@ def test_frame_moments_are_exact_past_float32s_integers():
         frame_moments(frames.float())
 
 
-def test_folding_moments_equals_updating_with_the_batch():
-    batch = torch.tensor([[1.0, 10.0], [3.0, 10.0], [8.0, 12.0]])
-    updated, folded = ObservationNormalizer(2), ObservationNormalizer(2)
-    for normalizer in (updated, folded):
-        normalizer.update(torch.tensor([[0.0, 1.0], [2.0, 3.0]]))
-    updated.update(batch)
-    folded.fold_moments(batch.double().mean(0), batch.double().var(0, unbiased=False), 3)
-    for name in ('mean', 'var', 'count'):
-        assert torch.equal(getattr(updated, name), getattr(folded, name))
+def test_folded_moments_give_the_moments_of_every_observation_seen():
+    """Rows [0, 1], [2, 3] by update, then a batch [1, 10], [3, 10], [8, 12] by its moments only: the statistics are
+    those of all five rows (the 1e-8 prior count aside). First column 0, 2, 1, 3, 8: mean 14/5 = 2.8, population
+    variance (7.84 + 0.64 + 3.24 + 0.04 + 27.04) / 5 = 7.76; second column 1, 3, 10, 10, 12: mean 7.2, variance
+    (38.44 + 17.64 + 7.84 + 7.84 + 23.04) / 5 = 18.96."""
+    normalizer = ObservationNormalizer(2)
+    normalizer.update(torch.tensor([[0.0, 1.0], [2.0, 3.0]]))
+    batch = torch.tensor([[1.0, 10.0], [3.0, 10.0], [8.0, 12.0]], dtype=torch.float64)
+    normalizer.fold_moments(batch.mean(0), batch.var(0, unbiased=False), 3)
+    torch.testing.assert_close(normalizer.mean, torch.tensor([2.8, 7.2]), atol=1e-6, rtol=0)
+    torch.testing.assert_close(normalizer.var, torch.tensor([7.76, 18.96]), atol=1e-5, rtol=0)
+    torch.testing.assert_close(normalizer.count, torch.tensor(5.0), atol=1e-6, rtol=0)
 
 
 def test_observation_normalizer_statistics_are_frozen_parameters():
