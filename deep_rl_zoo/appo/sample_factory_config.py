@@ -274,7 +274,8 @@ def load_config(path: str) -> tuple[dict[str, Any], list[str]]:
         notes.append(f'{path}: ignored {len(not_applicable)} settings that change nothing learned here:')
         notes += [f'  {key}: {NOT_APPLICABLE[key]}' for key in not_applicable]
     if unknown:
-        notes.append(f'warning: {path}: ignored {len(unknown)} keys that are not Sample Factory settings known here: ' + ', '.join(unknown))
+        notes.append(f'warning: {path}: ignored {len(unknown)} keys that are not Sample Factory settings known here:')
+        notes += [f'  {key}' for key in unknown]
     return flags, notes
 
 
