@@ -214,6 +214,11 @@ def _rollout_sizes(settings: ActorsAndLearner) -> str:
     return f'--num_actors={settings.num_actors} x --num_envs_per_actor={settings.num_envs_per_actor} x --unroll_length={settings.unroll_length} steps{buffers}'
 
 
+def stopping_note(num_actors: int) -> str:
+    """What an interrupted actors-and-learner run says it stops, before where its last checkpoint is."""
+    return f'stopping {num_actors} actor{"" if num_actors == 1 else "s"}; '
+
+
 def run_actors_and_learner(
     experiment: Experiment,
     learner: Learner,
@@ -256,7 +261,7 @@ def run_actors_and_learner(
     steps_per_rollout = rollout_spec['reward'][0][0] * rollout_spec['reward'][0][1]
     lag = PolicyLagStatistics()
     pending: list[distributed.Rollout] = []  # asynchronous: received, waiting for a full batch (across iterations)
-    stopping = f'stopping {actors.num_actors} actors; '
+    stopping = stopping_note(actors.num_actors)
     try:
         experiment.begin()
         parameters.publish(learner.network)

@@ -588,3 +588,8 @@ def test_a_run_that_cannot_be_built_closes_the_environments_it_opened(monkeypatc
     with pytest.raises(ValueError, match='cannot be built'):
         main_loop.train_actors_and_learner(ppo_settings.CLASSIC.replace(**directories), ppo_agent.make_network, refuse, ppo_agent.build_actor, ppo_agent.rollout_spec)
     assert len(opened) == 1 and opened[0].was_closed  # the evaluation env the learner is shaped by
+
+
+def test_the_stopping_note_counts_actors_in_words():
+    assert main_loop.stopping_note(1) == 'stopping 1 actor; '
+    assert main_loop.stopping_note(16) == 'stopping 16 actors; '
