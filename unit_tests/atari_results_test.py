@@ -2,6 +2,8 @@
 
 import csv
 
+import pytest
+
 from benchmarks import atari_results, learning
 
 
@@ -53,6 +55,7 @@ def test_seeds_table_counts_a_seed_that_never_got_there_as_the_budget():
     assert '| appo | 3 | 1: 200,000; 2: 300,000; 3: not reached | 500,000 | 200,000 - 1,000,000 |' in table  # 3 seeds: none cut
 
 
+@pytest.mark.slow
 def test_main_writes_the_table_and_the_plot(tmp_path):
     path = tmp_path / 'learning_pong_ppo_evaluations.csv'
     with open(path, 'w', newline='') as file:

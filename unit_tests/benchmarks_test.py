@@ -146,6 +146,7 @@ def test_seed_band_is_the_median_and_range_over_seeds_keeping_solved_seeds():
     assert learning.seed_band([]) == ([], [], [], [])
 
 
+@pytest.mark.slow
 def test_plots_draw_one_band_per_agent_and_small_multiples_for_many_agents(tmp_path):
     import matplotlib.image
 

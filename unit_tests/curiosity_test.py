@@ -110,6 +110,7 @@ def _toy_observations(seed: int) -> tuple[torch.Tensor, torch.Tensor]:
     return torch.cat([left, velocity[:10]], 1), torch.cat([right, velocity[10:]], 1)
 
 
+@pytest.mark.slow
 def test_rnd_bonus_falls_on_repeated_observations_and_stays_high_on_new_ones():
     torch.manual_seed(0)
     rnd = rnd_for('classic', (2,))
@@ -132,6 +133,7 @@ def test_rnd_bonus_falls_on_repeated_observations_and_stays_high_on_new_ones():
     assert error(novel) > 100 * error(seen)
 
 
+@pytest.mark.slow
 def test_icm_bonus_falls_on_repeated_transitions_and_stays_high_on_new_ones():
     torch.manual_seed(0)
     space = gymnasium.spaces.Box(np.array([-1.2, -0.07], np.float32), np.array([0.6, 0.07], np.float32))
@@ -196,6 +198,7 @@ def test_rnd_vector_target_is_not_positively_homogeneous():
     torch.testing.assert_close(target(2 * x), 2 * target(x))
 
 
+@pytest.mark.slow
 def test_rnd_bonus_on_a_two_dimensional_state_stays_high_beyond_the_visits_in_every_direction():
     """The visits fill a disc around the normaliser's origin; states at 2-4 times its radius, never seen, keep an error
     far above the visited ones (the diagnosis behind `spread_kinks`: MountainCar's normalised visits surround 0)."""

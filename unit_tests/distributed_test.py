@@ -215,6 +215,7 @@ def start_waiters(parameters, version, timeout, count=1):
     return children, results
 
 
+@pytest.mark.slow
 def test_wait_newer_times_out_without_busy_waiting():
     parameters = distributed.SharedParameters(scalar_network(0.0), CONTEXT)
     (child,), results = start_waiters(parameters, 0, 1.0)
@@ -320,6 +321,7 @@ def test_an_actor_killed_with_sigkill_makes_receive_raise_within_two_seconds():
     assert not any(is_running(pid) for pid in pids)
 
 
+@pytest.mark.slow
 def test_stop_wakes_idle_actors_and_terminates_busy_ones():
     with Pool(make_fake_actor, 2) as idle:
         idle.round(1.0, 2)
@@ -371,6 +373,7 @@ def _copy_repeatedly(parameters, network, counts, stop, results):
     results.put(torn)
 
 
+@pytest.mark.slow
 def test_copies_made_while_the_learner_publishes_are_never_torn():
     """Every publish writes one number everywhere; a copy that mixed two versions would hold two numbers. The
     learner publishes until the reader has made 3,000 copies and seen over 100 versions arrive between its copies,
@@ -445,6 +448,7 @@ def receive_exactly(pool, count, seconds=120.0):
     return received
 
 
+@pytest.mark.slow
 def test_asynchronous_actors_fill_every_free_buffer_without_waiting_for_parameters():
     num_actors, num_buffers = 2, 3
     with Pool(make_fake_actor, num_actors, num_buffers=num_buffers, asynchronous=True) as pool:
@@ -483,6 +487,7 @@ def make_actor_failing_on_third_rollout(actor_id, device):
     return actor
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('asynchronous', [False, True])
 def test_restart_actors_replaces_a_killed_actor_and_the_pool_goes_on(asynchronous, capfd):
     num_buffers = 2 if asynchronous else 1
@@ -528,6 +533,7 @@ def test_start_returns_once_every_actor_is_built():
         assert pool.round(1.0, 3).keys() == {0, 1, 2}
 
 
+@pytest.mark.slow
 def test_restart_actors_gives_up_after_max_restarts_naming_the_cause():
     with Pool(make_actor_failing_in_collect, 2, num_buffers=2, asynchronous=True, restart_actors=True, max_restarts=2) as pool:
         pool.publish(1.0)
@@ -536,6 +542,7 @@ def test_restart_actors_gives_up_after_max_restarts_naming_the_cause():
         assert pool.pool.restarts == [0, 2]
 
 
+@pytest.mark.slow
 def test_a_restarted_asynchronous_actor_never_refills_buffers_the_learner_still_holds():
     with Pool(make_actor_failing_on_third_rollout, 2, num_buffers=2, asynchronous=True, restart_actors=True) as pool:
         pool.publish(1.0)
@@ -555,6 +562,7 @@ def open_file_descriptors() -> int:
     return len(os.listdir('/proc/self/fd'))
 
 
+@pytest.mark.slow
 def test_rollout_buffers_keep_one_shared_tensor_per_field_per_actor_open():
     """Every shared tensor keeps a file descriptor open: one per buffer per field were 1,280 for Sample Factory's Atari
     model card (16 actors x 8 buffers x 10 fields), past the usual `ulimit -n` of 1,024; one per field per actor are

@@ -7,9 +7,12 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from unit_tests.helpers import REPO_ROOT
 
 
+@pytest.mark.slow
 def test_the_site_builds_strictly_without_warnings(tmp_path):
     env = dict(os.environ, NO_MKDOCS_2_WARNING='1')  # Material's notice about MkDocs 2.0, not about this site
     proc = subprocess.run(

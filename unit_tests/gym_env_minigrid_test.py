@@ -64,6 +64,7 @@ def test_mountain_car_pays_minus_one_per_step_and_truncates_at_200():
     assert not any(step.terminated[0] for step in steps)
 
 
+@pytest.mark.slow
 def test_montezuma_room_byte_reads_the_first_room_and_needs_python_wrappers():
     with gym_env.create_atari_vector_env('MontezumaRevenge', 2, seed=1, use_python_wrappers=True) as env:
         env.reset()

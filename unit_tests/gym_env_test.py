@@ -284,6 +284,7 @@ def test_unknown_atari_name_gives_one_clear_line(name):
     assert "any ALE game, e.g. Pong, Breakout, Amidar, MontezumaRevenge" in message
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("use_python_wrappers", [False, True])
 @pytest.mark.parametrize("name, num_actions", [("Pong", 6), ("Breakout", 4)])
 def test_atari_shapes_dtypes_and_spaces(name, num_actions, use_python_wrappers):
@@ -309,6 +310,7 @@ def test_atari_frame_options():
         assert env.reset().shape == (1, 3, 64, 64)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("use_python_wrappers", [False, True])
 def test_sticky_actions_repeat_the_previous_action(use_python_wrappers):
     """With repeat_action_probability=1 every frame repeats the action before it (NOOP from the reset on), so moving
@@ -325,6 +327,7 @@ def test_sticky_actions_repeat_the_previous_action(use_python_wrappers):
     assert not np.array_equal(trajectory(up, 0.0), trajectory(0, 0.0))
 
 
+@pytest.mark.slow
 def test_atari_seeding_is_reproducible_and_env_i_gets_seed_plus_i():
     actions = np.random.default_rng(0).integers(0, 4, size=(60, 1)).repeat(2, axis=1)
 
@@ -381,6 +384,7 @@ def test_unclipped_rewards_when_asked():
     np.testing.assert_array_equal(step.reward, step.raw_reward)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("use_python_wrappers", [False, True])
 def test_breakout_life_loss_does_not_end_the_game(use_python_wrappers):
     """Breakout has 5 lives: 4 losses are reported as life_loss, the 5th ends the game as terminated."""
@@ -426,6 +430,7 @@ def _record_actions(env: gym_env.VectorEnvironment, monkeypatch) -> list[np.ndar
     return sent
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("use_python_wrappers", [False, True])
 def test_breakout_noop_policy_ends_its_game_with_fire_after_each_lost_life(use_python_wrappers, monkeypatch):
     """A policy that never fires loses Breakout's 5 balls and ends the game (~120 steps): the step after each
@@ -467,6 +472,7 @@ def test_fire_after_life_loss_replaces_only_the_next_action(monkeypatch):
     assert sent_actions(fire_action=None) == [0] * 6
 
 
+@pytest.mark.slow
 def test_pong_has_fire_but_no_lives_so_its_actions_pass_unchanged(monkeypatch):
     rng = np.random.default_rng(0)
     actions = rng.integers(0, 6, size=(300, 1))
@@ -479,6 +485,7 @@ def test_pong_has_fire_but_no_lives_so_its_actions_pass_unchanged(monkeypatch):
     np.testing.assert_array_equal(np.array(sent), actions)
 
 
+@pytest.mark.slow
 def test_python_and_cpp_paths_give_the_same_pixels_through_lost_lives():
     """NOOP Breakout without random no-ops: both paths fire after the first lost life the same way."""
     fast = gym_env.create_atari_vector_env("Breakout", 1, seed=0, noop_max=0)
@@ -496,6 +503,7 @@ def test_python_and_cpp_paths_give_the_same_pixels_through_lost_lives():
     python.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["Breakout", "Pong"])
 def test_python_and_cpp_paths_give_the_same_pixels(name):
     """Without random no-ops both paths run the same emulator states: the stacks must match exactly."""
@@ -515,6 +523,7 @@ def test_python_and_cpp_paths_give_the_same_pixels(name):
     python.close()
 
 
+@pytest.mark.slow
 def test_python_and_cpp_paths_start_alike_with_noops():
     """With random no-op starts the RNGs differ, but the first screens are still nearly the same."""
     fast = gym_env.create_atari_vector_env("Breakout", 1, seed=0)
@@ -525,6 +534,7 @@ def test_python_and_cpp_paths_start_alike_with_noops():
     python.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("use_python_wrappers", [False, True])
 def test_atari_truncation_after_max_episode_frames(use_python_wrappers):
     """400 frames are 100 steps of 4 frames (on the Python path the reset's FIRE frame counts too)."""
@@ -540,6 +550,7 @@ def test_atari_truncation_after_max_episode_frames(use_python_wrappers):
     assert not np.array_equal(steps[-1].final_observation, first)
 
 
+@pytest.mark.slow
 def test_atari_render_only_on_the_python_path():
     with gym_env.create_atari_vector_env("Pong", 1, seed=0, use_python_wrappers=True, render=True) as env:
         env.reset()

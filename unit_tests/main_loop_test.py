@@ -312,6 +312,7 @@ class NoopLogits(torch.nn.Module):
         return types.SimpleNamespace(logits=logits)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('use_python_wrappers', [False, True])  # training's evaluation env, eval_agent's
 def test_greedy_evaluation_of_breakout_ends_whole_games(tmp_path, use_python_wrappers):
     """A greedy policy that never presses FIRE still ends Breakout games (the environment fires after a lost life),
@@ -351,6 +352,7 @@ def test_progress_with_nothing_left_to_train(tmp_path):
     experiment.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('render', [False, True])
 def test_create_environment_plays_sticky_actions_when_the_flag_asks(render):
     from deep_rl_zoo.dqn import settings as dqn_settings
@@ -374,6 +376,7 @@ def test_create_environment_refuses_unknown_kind_and_non_square_frames():
         main_loop.create_environment(dqn_settings.ATARI.replace(environment_height=84, environment_width=80), 1, 0)
 
 
+@pytest.mark.slow
 def test_create_environment_counts_montezumas_rooms_when_asked():
     from deep_rl_zoo.dqn import settings as dqn_settings
 
@@ -517,6 +520,7 @@ def run_asynchronous(tmp_path, learner, max_policy_lag, batch_rollouts=1, num_tr
     return logged
 
 
+@pytest.mark.slow
 def test_a_slow_asynchronous_learner_drops_and_counts_rollouts_that_lag_too_far(tmp_path):
     actor_pids = multiprocessing.get_context('fork').Array('i', 2)
     learner = _SlowLearner(seconds_per_update=0.0, actor_pids=actor_pids)

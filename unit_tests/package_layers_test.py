@@ -64,6 +64,7 @@ def test_the_declared_agents_exist():
     assert set(EXTENDS) | set(EXTENDS.values()) <= agents
 
 
+@pytest.mark.slow
 def test_the_core_imports_no_agent():
     upward = [f'{where} imports {module}' for where, source, _, module in package_imports() if source is None]
     assert not upward, 'the core must not import an agent package:\n' + '\n'.join(upward)

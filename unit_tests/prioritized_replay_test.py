@@ -64,6 +64,7 @@ def test_stratified_batch_frequencies_are_the_probabilities_to_within_one_per_se
     assert np.all(np.abs(counts - [10_000, 20_000, 30_000, 40_000, 0]) <= 2), counts
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('alpha, probabilities', [(1.0, [0.1, 0.2, 0.3, 0.4]), (0.0, [0.25] * 4)])
 def test_single_draws_follow_priority_to_the_alpha(alpha, probabilities):
     replay = _replay_with_priorities_1_2_3_4(alpha)
@@ -73,6 +74,7 @@ def test_single_draws_follow_priority_to_the_alpha(alpha, probabilities):
     assert chi_square < 21.1, counts  # The 0.9999 quantile of chi-square with 3 degrees of freedom.
 
 
+@pytest.mark.slow
 def test_sample_draws_by_priority_too():
     replay = _replay_with_priorities_1_2_3_4()
     s_tm1 = np.concatenate([replay.sample(4).s_tm1[:, 0] for _ in range(5000)])

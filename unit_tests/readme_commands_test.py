@@ -258,6 +258,7 @@ def check_benchmark(command: Command) -> None:
                 parse(command, module_name, script_arguments)
 
 
+@pytest.mark.slow
 def test_every_command_names_a_module_its_flags_and_a_checkpoint_that_exists():
     shipped = {os.path.normpath(path) for path in shipped_files()}
     found = [command for document in DOCUMENTS for command in check_document(document, shipped)]

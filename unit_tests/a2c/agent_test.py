@@ -98,6 +98,7 @@ def rmsprop_first_step(gradient, learning_rate=0.01, alpha=0.99, eps=0.1):
     return -learning_rate * gradient / (np.sqrt((1 - alpha) * gradient**2) + eps)
 
 
+@pytest.mark.slow
 def test_one_update_is_one_rmsprop_step_on_the_hand_computed_a2c_gradient():
     network = LinearActorCritic()
     learner = make_learner(network)
@@ -229,6 +230,7 @@ def test_normalize_observations_puts_a_running_normaliser_in_front_that_the_lear
         agent.make_network(AtariShaped(), A2cSettings(normalize_observations=True))
 
 
+@pytest.mark.slow
 def test_bf16_learning_runs_the_learners_nature_cnn_in_bfloat16_and_moves_the_loss_by_under_2_percent():
     """One update (8 steps x 4 envs of random frames) of run_atari's learner from the same network, without and with
     --bf16_learning: the torso's first convolution computes in float32, then bfloat16; the loss moves by 0.2% (seeds

@@ -40,6 +40,7 @@ def rollout(actor):
     return buffer
 
 
+@pytest.mark.slow
 def test_each_environments_meta_controller_picks_each_episodes_policy():
     actor = make_actor()
     buffer = rollout(actor)
@@ -55,6 +56,7 @@ def test_each_environments_meta_controller_picks_each_episodes_policy():
         assert bandit._episodes == int(ends[:, env].sum())
 
 
+@pytest.mark.slow
 def test_each_head_learns_retrace_on_its_own_reward(monkeypatch):
     settings = AGENT57_SETTINGS.replace(min_replay_size=4)
     buffers = [rollout(make_actor(40, first_stream)) for first_stream in (0, 2)]
@@ -97,6 +99,7 @@ def learner_with_a_batch(**changes):
     return learner, learner.learner_batch(learner.replay.sample_prioritized(4, 0.6))
 
 
+@pytest.mark.slow
 def test_the_intrinsic_loss_reaches_no_parameter_of_the_extrinsic_network():
     learner, batch = learner_with_a_batch()
     q = learner.network.q
@@ -131,6 +134,7 @@ def test_best_arm_by_hand():
     assert agent.best_arm([(1, -2.0)], 3) == 1  # only the arms played count
 
 
+@pytest.mark.slow
 def test_the_learner_keeps_the_best_arm_of_the_window_and_evaluation_plays_it():
     learner, _ = learner_with_a_batch(ucb_window_size=1)  # a window of 1 x 4 environments' episodes
     network = learner.network
@@ -160,6 +164,7 @@ def test_the_learner_keeps_the_best_arm_of_the_window_and_evaluation_plays_it():
     assert evaluation.policy.tolist() == [2]
 
 
+@pytest.mark.slow
 def test_bf16_learning_runs_both_q_networks_torsos_in_bfloat16_and_agrees_with_float32_on_a_fixed_batch():
     """As NGU's: each Q network's torso in bfloat16 (the LSTMs float32), each network's loss within 1% of float32's
     and the gradient of both pointing the same way (cosine > 0.999)."""

@@ -290,6 +290,7 @@ CARTPOLE = drqn_settings.CLASSIC.replace(
 )  # fmt: skip
 
 
+@pytest.mark.slow
 def test_learns_on_a_vector_of_cartpoles_and_checkpoints_its_state():
     env = gym_env.create_classic_vector_env('CartPole-v1', num_envs=2, seed=0)
     agent = build_drqn(make_network(env, CARTPOLE), env, CARTPOLE, torch.device('cpu'))

@@ -47,6 +47,7 @@ def test_losses_match_numpy_reference_with_fresh_taus_and_target_network_selecti
     assert not torch.equal(agent.losses(batch)[0], loss)
 
 
+@pytest.mark.slow
 def test_learns_the_quantile_function_of_a_two_valued_reward():
     """One state, one action, no bootstrap, rewards 0 and 1 equally often: Z_tau is 0 below tau = 1/2 and 1 above."""
     torch.manual_seed(0)

@@ -87,6 +87,7 @@ def test_the_intrinsic_reward_is_the_episodic_bonus_times_the_lifelong_factor():
     np.testing.assert_allclose(buffer['extras'][0, :, ngu_replay.INTRINSIC_REWARD].numpy(), expected, rtol=1e-5)
 
 
+@pytest.mark.slow
 def test_the_learner_learns_retrace_on_the_mixed_reward_with_each_policys_discount(monkeypatch):
     buffers = [collect(make_actor(first_stream=first_stream, num_steps=40, seed=first_stream)) for first_stream in (0, 2)]
     env = gym_env.create_classic_vector_env('CartPole-v1', 1, seed=0)
@@ -171,6 +172,7 @@ def test_each_sequence_of_a_policy_other_than_0_is_copied_relabelled_for_policy_
 # ------------------------------------------------------------------------------------ bf16 learning
 
 
+@pytest.mark.slow
 def test_bf16_learning_runs_the_q_networks_torsos_in_bfloat16_and_the_embedding_and_rnd_in_float32():
     """Only the Q network's unrolls take bfloat16 torsos; the embedding network and RND learn in float32, as the actors
     run them: RND's prediction error, the lifelong novelty, is a small difference of two networks' outputs."""
@@ -187,6 +189,7 @@ def test_bf16_learning_runs_the_q_networks_torsos_in_bfloat16_and_the_embedding_
     assert all(parameter.dtype == torch.float32 for parameter in network.parameters())
 
 
+@pytest.mark.slow
 def test_bf16_learning_agrees_with_float32_on_a_fixed_batch():
     """As R2D2's: the Q loss within 1% of float32's and the Q network's gradient pointing the same way (cosine >
     0.999); the embedding's and RND's losses, learned in float32, the same."""

@@ -4,6 +4,7 @@ import math
 
 import gymnasium
 import numpy as np
+import pytest
 import torch
 
 from deep_rl_zoo import gym_env, rollouts
@@ -104,6 +105,7 @@ def test_actor_scales_the_game_reward_before_the_curiosity_reward_is_added_when_
     env.close()
 
 
+@pytest.mark.slow
 def test_bf16_learning_runs_the_policys_nature_cnn_in_bfloat16_and_moves_the_loss_by_under_2_percent():
     """One update (1 epoch of 1 minibatch of random frames) of run_atari's learner from the same networks, without and
     with --bf16_learning: the policy's torso computes in float32, then bfloat16 (ICM's encoder, convolutions of its

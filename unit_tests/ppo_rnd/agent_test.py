@@ -85,6 +85,7 @@ def test_observation_normaliser_starts_from_random_steps():
     assert normalized.max().item() == 5.0  # clipped to [-5, 5]
 
 
+@pytest.mark.slow
 def test_bf16_learning_runs_the_minibatches_nature_cnn_in_bfloat16_and_moves_the_loss_by_under_2_percent():
     """One update (1 epoch of 1 minibatch of random frames) of a learner of run_atari's settings from the same networks,
     without and with --bf16_learning: the batch's intrinsic values (the old values) are computed in float32 either

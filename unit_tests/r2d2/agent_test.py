@@ -217,6 +217,7 @@ def dtypes_seen(module):
     return seen
 
 
+@pytest.mark.slow
 def test_bf16_learning_runs_only_the_unrolls_torsos_in_bfloat16_and_hands_the_lstm_float32_features():
     float32_learner, learner = pong_sequences.pong_learners(agent, False, True)
     convs, lstm, head = (dtypes_seen(module) for module in (learner.network.torso.convs, learner.network.lstm, learner.network.head))
@@ -237,6 +238,7 @@ def test_bf16_learning_runs_only_the_unrolls_torsos_in_bfloat16_and_hands_the_ls
     assert convs[-1][1] == torch.float32  # acting stays float32
 
 
+@pytest.mark.slow
 def test_bf16_learning_agrees_with_float32_on_a_fixed_batch():
     """The same Pong-like batch, network and step: the loss within 1% and the gradient pointing the same way as
     float32's (cosine > 0.999); the LSTM, heads and losses are float32, only the torsos keep 8 bits of mantissa."""
