@@ -25,7 +25,6 @@ from typing import Any, TextIO
 
 import numpy as np
 import torch
-from torch.utils.tensorboard import SummaryWriter
 
 PERFORMANCE_PREFIX = "performance(env_steps)"
 AGENT_STATISTICS_PREFIX = "agent_statistics(env_steps)"
@@ -140,7 +139,11 @@ class RunLogger:
         self.log_dir = os.path.join(runs_dir, run_name, stream)
         self.frames_per_step = frames_per_step
         self._clock = clock
-        self._writer = SummaryWriter(log_dir=self.log_dir, purge_step=purge_step) if use_tensorboard else None
+        self._writer = None
+        if use_tensorboard:  # imported here: TensorBoard's import is a tenth of a run's start-up, and eval_agent needs none
+            from torch.utils.tensorboard import SummaryWriter
+
+            self._writer = SummaryWriter(log_dir=self.log_dir, purge_step=purge_step)
         self._pending_episodes: list[tuple[float, int]] = []
         self._recent_returns: collections.deque[float] = collections.deque(maxlen=RECENT_EPISODES_KEPT)
         self._latest_env_steps = start_env_steps
