@@ -74,7 +74,7 @@ CONFIGURATIONS = {
     'threads2': ('1 env, 2 learner threads, float32', ['--num_envs=1', '--learner_threads=2']),
     'default': ("run_atari's defaults (4 envs, 2 learner threads, float32)", []),
     'fast_threads1': ('4 envs, 1 learner thread, bf16 learning', ['--num_envs=4', '--learner_threads=1', '--bf16_learning']),
-    'fast': ("4 envs, 2 learner threads, bf16 learning (the Pong presets' choice)", ['--num_envs=4', '--learner_threads=2', '--bf16_learning']),
+    'fast': ("4 envs, 2 learner threads, bf16 learning (the Pong presets' choice on bfloat16 hardware)", ['--num_envs=4', '--learner_threads=2', '--bf16_learning']),
 }
 _PROGRESS = re.compile(r'env steps ([\d,]+)/')
 _ITERATION_END = re.compile(r'iteration \d+: ')

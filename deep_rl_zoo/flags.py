@@ -25,6 +25,7 @@ from deep_rl_zoo import gym_env, main_loop
 from deep_rl_zoo.checkpoint import CheckpointError
 from deep_rl_zoo.distributed import ActorCrashError
 from deep_rl_zoo.experiment import console_log
+from deep_rl_zoo.networks import common
 from deep_rl_zoo.settings import THEMES, Common, Settings
 
 FLAGS = flags.FLAGS
@@ -100,8 +101,27 @@ def settled(defaults: Settings, values: dict[str, Any], explicit: frozenset[str]
         settings = main_loop.canonical_environment(settings)
     if type(settings).agent_name:  # training, not evaluation
         settings = experiment_lib.prepare(settings, explicit)
+        settings = bf16_where_native(settings, explicit)
     settings.validate()
     return settings
+
+
+def bf16_where_native(settings: Settings, explicit: frozenset[str]) -> Settings:
+    """`settings` with --bf16_learning off where the learner's device has no bfloat16 hardware
+    (`common.bf16_is_native`: there it runs several times slower than float32), unless the command line asks for it:
+    a preset, or a resumed experiment's saved config, turns it on only where it is faster (one printed line says
+    so); asked for on the command line, it stays on, with a warning."""
+    if not getattr(settings, 'bf16_learning', False):
+        return settings
+    device = main_loop.run_learner_device(settings)
+    if common.bf16_is_native(device):
+        return settings
+    reason = f'the learner\'s {device.type.upper()} has no bfloat16 hardware (AVX-512 BF16 or AMX on a CPU), where it runs several times slower than float32'
+    if 'bf16_learning' in explicit:
+        print(f'warning: --bf16_learning: {reason}', file=sys.stderr, flush=True)
+        return settings
+    print(f'--bf16_learning left off: {reason} (--bf16_learning on the command line turns it on anyway)', flush=True)
+    return settings.replace(bf16_learning=False)
 
 
 def explicit_flags(values: Mapping[str, Any]) -> frozenset[str]:

@@ -126,6 +126,12 @@ def learner_device() -> torch.device:
     return torch.device('cuda:0' if torch.cuda.is_available() else 'cpu')
 
 
+def run_learner_device(settings: Common) -> torch.device:
+    """The device a run's learner takes: `learner_device()`, or the CPU where the settings keep the learner there
+    (--nolearner_on_gpu; the replay-based value agents have no such flag)."""
+    return learner_device() if getattr(settings, 'learner_on_gpu', True) else torch.device('cpu')
+
+
 def train_value_agent(
     run_settings: Common,
     build_agent: Callable[[VectorEnvironment, Any, torch.device], Agent],
@@ -382,7 +388,7 @@ def train_actors_and_learner(
         num_buffers = async_settings.num_buffers_per_actor if async_settings else 1
         # Before anything large is built: rollout buffers that cannot fit are refused in one line.
         distributed.check_rollout_memory(distributed.rollout_buffer_bytes(settings.num_actors, spec, num_buffers), _rollout_sizes(settings))
-        device = learner_device() if settings.learner_on_gpu else torch.device('cpu')
+        device = run_learner_device(settings)
         network = make_network(eval_env, settings)
         rollouts_per_update = settings.batch_rollouts if asynchronous else settings.num_actors
         steps_per_update = rollouts_per_update * num_envs * settings.unroll_length

@@ -252,8 +252,9 @@ class Bf16Learning(Settings):
         "PPO, PPO-ICM and PPO-RND: the policy's torso; A2C; IMPALA: the Nature torso, not the residual one; APPO: its "
         'convnet_atari encoder): faster on CPUs with AVX-512 BF16 or AMX (on a 2-core Xeon with AMX: DQN\'s update '
         "1.1x; R2D2's gradient step 1.7x, NGU's 1.5x, PPO's update 1.6x and APPO's 1.3x with --learner_threads=1) and "
-        'on recent GPUs, slower on older CPUs; actors, heads, LSTMs, losses, gradients and the optimizer stay float32, '
-        'the loss moves by about 1%.',
+        'on recent GPUs, several times slower on CPUs without them (DQN\'s update 7.4x on an AVX2 EPYC), where a '
+        'preset leaves it off; actors, heads, LSTMs, losses, gradients and the optimizer stay float32, the loss moves by '
+        'about 1%.',
     )
 
 
@@ -315,7 +316,8 @@ VALUE_LUNAR_LANDER = dict(
 # steps, Adam 1e-4, gamma 0.99; for the Pong budget (PONG_BUDGET: 2M env steps, 8M frames). The whole DQN
 # family's Pong presets start from it (Nature DQN's 50M-frame settings stay run_atari's defaults: --preset=none). With
 # 2 learner threads and the Nature CNN torsos of the update in bfloat16, the learning phase's fastest settings on 2
-# cores (1.59x CleanRL's DQN, benchmarks/results/dqn_atari_throughput.md).
+# cores with AMX (1.59x CleanRL's DQN, benchmarks/results/dqn_atari_throughput.md); bfloat16 applies only where the
+# learner's device has it in hardware (flags.bf16_where_native).
 VALUE_PONG = dict(
     **PONG_BUDGET, num_envs=10, replay_capacity=100_000, min_replay_size=320, batch_size=32, learn_interval=10, n_step=3,
     target_network_update_interval=500, exploration_epsilon_decay_step=1_000_000, exploration_epsilon_end_value=0.05,

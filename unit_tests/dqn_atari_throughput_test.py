@@ -36,7 +36,7 @@ def test_table_gives_medians_and_the_ratio_to_the_faster_peer():
     rates = {'ours default': [100.0, 90.0, 110.0], 'ours fast': [300.0, 310.0, 290.0], 'CleanRL': [120.0, 118.0, 125.0], 'SB3': [116.0, 100.0, 117.0]}
     report = bench.table(args, rates, ['1.00, 1.00, 1.00'] * 4, 600.0)
     assert "| ours, run_atari's defaults (4 envs, 2 learner threads, float32) (`no extra flag`) | 100.0 | 100.0, 90.0, 110.0 | 0.83 |" in report
-    fast = "| ours, 4 envs, 2 learner threads, bf16 learning (the Pong presets' choice) (`--num_envs=4 --learner_threads=2 --bf16_learning`)"
+    fast = "| ours, 4 envs, 2 learner threads, bf16 learning (the Pong presets' choice on bfloat16 hardware) (`--num_envs=4 --learner_threads=2 --bf16_learning`)"
     assert f'{fast} | 300.0 | 300.0, 310.0, 290.0 | 2.50 |' in report
     assert '| CleanRL (its default torch threads) | 120.0 | 120.0, 118.0, 125.0 | 1.00 |' in report
     assert '| SB3 (its default torch threads) | 116.0 | 116.0, 100.0, 117.0 | 0.97 |' in report

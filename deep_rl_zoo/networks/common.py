@@ -81,6 +81,17 @@ def in_bf16_torsos() -> bool:
     return _BF16_TORSOS.get()
 
 
+def bf16_is_native(device: torch.device) -> bool:
+    """Whether `device` computes bfloat16 in hardware: a GPU that supports it, or a CPU with AVX-512 BF16 or AMX.
+    Elsewhere `bf16_torsos`' convolutions are emulated and far slower than float32: on a 2-core AVX2 AMD EPYC, the
+    Nature CNN's forward, backward and Adam step over 32 Pong frame stacks took 246 ms in bfloat16 and 33 ms in
+    float32 (7.4x)."""
+    if device.type == 'cuda':
+        return torch.cuda.is_bf16_supported()
+    capability = torch._C._cpu._get_cpu_capability()  # pylint: disable=protected-access  # torch's own CPU feature probe
+    return bool(capability.get('avx512_bf16') or capability.get('amx_bf16'))
+
+
 def orthogonal_init(module: nn.Module, gain: float = math.sqrt(2.0)) -> nn.Module:
     """Orthogonal weights and zero biases (Saxe et al. 2014), the initialisation PPO and A2C use."""
     for layer in module.modules():
