@@ -382,7 +382,12 @@ class RmspropOrAdam(Settings):
     """The optimiser of the A3C lineage (A2C, IMPALA): RMSProp as in their papers, or Adam; learning rate annealed."""
 
     anneal_learning_rate: bool = setting(True, 'Decay the learning rate linearly to 0 over the run (as in the paper).')
-    optimizer: str = setting('rmsprop', 'RMSProp as in the paper, or Adam.', choices=('rmsprop', 'adam'))
+    optimizer: str = setting(
+        'rmsprop',
+        "RMSProp as in the paper (PyTorch's), RMSProp as TensorFlow 1 computes it (rmsprop_tf: the mean square starts at 1 and "
+        "epsilon sits inside the square root, as in OpenAI Baselines and rl-baselines3-zoo's A2C), or Adam.",
+        choices=('rmsprop', 'rmsprop_tf', 'adam'),
+    )
     rmsprop_alpha: float = setting(0.99, 'RMSProp decay alpha of the squared-gradient average (0.99 in the paper).', lower=0.0, upper=1.0)
     optimizer_eps: float = setting(1e-5, 'Epsilon added to the denominator of RMSProp or Adam.', lower=0.0)
 

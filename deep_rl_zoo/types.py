@@ -79,10 +79,46 @@ class OneOptimizerLearner:
         self.learner_steps = int(state['learner_steps'])
 
 
+class TensorflowRmsprop(torch.optim.Optimizer):
+    """RMSProp as TensorFlow 1 computes it (`tf.train.RMSPropOptimizer`, no momentum), the optimiser A2C's published
+    Atari settings were tuned with (OpenAI Baselines; rl-baselines3-zoo's `RMSpropTFLike`): the mean square of the
+    gradients starts at 1, not 0, and epsilon sits inside the square root,
+
+        ms <- alpha ms + (1 - alpha) g^2,    w <- w - lr g / sqrt(ms + eps).
+
+    PyTorch's RMSprop starts the mean square at 0, so its first steps move every weight by about lr / sqrt(1 - alpha)
+    (10 lr at alpha 0.99) whatever the gradient's size; here they are lr g, growing towards RMSProp's as ms forgets its
+    start (over about 1 / (1 - alpha) steps)."""
+
+    def __init__(self, params: Any, lr: float, alpha: float = 0.99, eps: float = 1e-5):
+        super().__init__(params, {'lr': lr, 'alpha': alpha, 'eps': eps})
+        for group in self.param_groups:
+            for parameter in group['params']:
+                self.state[parameter]['square_avg'] = torch.ones_like(parameter)
+
+    @torch.no_grad()
+    def step(self, closure: Any = None) -> None:
+        assert closure is None, 'TensorflowRmsprop takes no closure'
+        for group in self.param_groups:
+            parameters = [parameter for parameter in group['params'] if parameter.grad is not None]
+            if not parameters:
+                continue
+            gradients = [parameter.grad for parameter in parameters]
+            mean_squares = [self.state[parameter]['square_avg'] for parameter in parameters]
+            torch._foreach_mul_(mean_squares, group['alpha'])
+            torch._foreach_addcmul_(mean_squares, gradients, gradients, value=1.0 - group['alpha'])
+            denominators = torch._foreach_add(mean_squares, group['eps'])
+            torch._foreach_sqrt_(denominators)
+            torch._foreach_addcdiv_(parameters, gradients, denominators, value=-group['lr'])
+
+
 def rmsprop_or_adam(network: nn.Module, optimizer: str, learning_rate: float, rmsprop_alpha: float, eps: float) -> torch.optim.Optimizer:
-    """RMSProp (A3C's and IMPALA's optimiser; PyTorch's epsilon sits outside the square root) or Adam."""
+    """RMSProp (A3C's and IMPALA's optimiser; PyTorch's: epsilon outside the square root, the mean square from 0),
+    RMSProp as TensorFlow 1 computes it (`TensorflowRmsprop`) or Adam."""
     if optimizer == 'rmsprop':
         return torch.optim.RMSprop(network.parameters(), lr=learning_rate, alpha=rmsprop_alpha, eps=eps)
+    if optimizer == 'rmsprop_tf':
+        return TensorflowRmsprop(network.parameters(), lr=learning_rate, alpha=rmsprop_alpha, eps=eps)
     if optimizer == 'adam':
         return torch.optim.Adam(network.parameters(), lr=learning_rate, eps=eps)
-    raise ValueError(f'optimizer must be rmsprop or adam, got {optimizer!r}')
+    raise ValueError(f'optimizer must be rmsprop, rmsprop_tf or adam, got {optimizer!r}')

@@ -78,7 +78,10 @@ def test_run_atari_trains_on_pong_with_the_nature_cnn(pong):
     assert payload['counters'] == {'env_steps': 200, 'learner_steps': 20, 'iteration': 0}
     assert payload['state']['samples_used'] == 200
     assert payload['flags']['environment_kind'] == 'atari'
+    assert (payload['flags']['optimizer'], payload['flags']['value_coef'], payload['flags']['anneal_learning_rate']) == ('rmsprop_tf', 0.25, False)  # the preset
     network = payload['state']['network']
+    mean_squares = [state['square_avg'] for state in payload['state']['optimizer']['state'].values()]
+    assert len(mean_squares) == len(network) and all(0.0 < float(square.min()) <= float(square.max()) <= 1.0 for square in mean_squares)  # from 1, decayed
     assert network['torso.convs.0.weight'].shape == (32, 4, 8, 8)  # 4 stacked frames in
     assert network['policy_head.weight'].shape == (6, 512)  # Pong's minimal action set
 
