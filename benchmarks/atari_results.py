@@ -11,7 +11,7 @@ several seeds) and writes `<out>.md` with:
   the run reached, and whether it meets the goal set for its agent: a mean above 0 within `--budget` agent steps for
   the agents of `ABOVE_ZERO`, or for the others (`GAIN`) a best evaluation at least `--gain` points above the
   game's lowest score (-21 -> -11 on Pong) within the budget and still rising (the last three evaluations' mean at
-  or above the three before);
+  or above the three before); a run that stopped short of the budget without meeting it is "not yet: partial run";
 * per agent with more than one seed: each seed's agent steps to the last milestone and their interquartile mean
   (the mean of the middle half after cutting a quarter of the seeds off each end, as Agarwal et al. 2021 recommend
   for few seeds) with a 95% percentile bootstrap interval over seeds; a seed that never got there counts as the
@@ -109,7 +109,8 @@ def run_table(results: list[learning.RunResult], milestones: Sequence[float], bu
             cells += [_steps(index, result), _seconds(index, result)]
         met, goal = meets_goal(result, budget, lowest, gain)
         first = result.eval_returns[0] if result.eval_returns else math.nan
-        cells += [f'{first:.1f}', f'{result.best_eval_return:.1f}', f'{result.final_eval_return:.1f}', f'{result.total_env_steps:,}', goal, 'yes' if met else 'no']
+        verdict = 'yes' if met else 'not yet: partial run' if result.total_env_steps < budget else 'no'
+        cells += [f'{first:.1f}', f'{result.best_eval_return:.1f}', f'{result.final_eval_return:.1f}', f'{result.total_env_steps:,}', goal, verdict]
         lines.append('| ' + ' | '.join(cells) + ' |')
     return lines
 

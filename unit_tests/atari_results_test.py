@@ -26,6 +26,10 @@ def test_goals_count_only_evaluations_within_the_budget():
     late = _pong('dqn', 1, [-21.0, -5.0, 3.0], step=1_000_000)  # above 0 only at 3M agent steps
     assert atari_results.meets_goal(late, 2_000_000, -21.0, 10.0) == (False, 'mean > 0')
     assert atari_results.meets_goal(late, 3_000_000, -21.0, 10.0) == (True, 'mean > 0')
+    partial = _pong('dqn', 1, [-21.0, -15.0])  # stopped at 200k agent steps: not a failure yet
+    table = '\n'.join(atari_results.run_table([partial, late], [18.0], 2_000_000, -21.0, 10.0))
+    assert '| -21.0 | -15.0 | -15.0 | 200,000 | mean > 0 | not yet: partial run |' in table
+    assert '| -21.0 | 3.0 | 3.0 | 3,000,000 | mean > 0 | no |' in table
 
 
 def test_the_other_agents_need_ten_points_over_the_lowest_score_and_still_rising():
