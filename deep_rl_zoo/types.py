@@ -98,7 +98,8 @@ class TensorflowRmsprop(torch.optim.Optimizer):
 
     @torch.no_grad()
     def step(self, closure: Any = None) -> None:
-        assert closure is None, 'TensorflowRmsprop takes no closure'
+        if closure is not None:
+            raise ValueError('TensorflowRmsprop.step takes no closure: compute the loss and its gradients first')
         for group in self.param_groups:
             parameters = [parameter for parameter in group['params'] if parameter.grad is not None]
             if not parameters:

@@ -59,3 +59,9 @@ def test_rmsprop_or_adam_builds_each_and_refuses_others():
     assert type(rmsprop_or_adam(network, 'adam', 7e-4, 0.99, 1e-5)) is torch.optim.Adam
     with pytest.raises(ValueError, match=r"^optimizer must be rmsprop, rmsprop_tf or adam, got 'sgd'$"):
         rmsprop_or_adam(network, 'sgd', 7e-4, 0.99, 1e-5)
+
+
+def test_a_closure_is_refused_with_a_clear_error():
+    weight = nn.Parameter(torch.zeros(1))
+    with pytest.raises(ValueError, match=r'^TensorflowRmsprop.step takes no closure'):
+        TensorflowRmsprop([weight], lr=0.1).step(lambda: torch.zeros(()))
