@@ -3,6 +3,7 @@ episode and, with --push_to_hub, publish it. An eval_agent script names only wha
 whose checkpoints it takes, its network and its evaluation actor (`most_likely_action`, `epsilon_greedy` or its own).
 """
 
+import importlib.util
 import os
 import sys
 import time
@@ -58,6 +59,8 @@ def evaluate_checkpoint(
     `settings_class` (settings it predates keep their defaults), from which its environment and network are made."""
     torch.set_num_threads(1)
     torch.manual_seed(eval_settings.seed)  # what the actor samples with torch: IQN's taus, Rainbow's noisy layers
+    if eval_settings.recording_video_dir:
+        _check_video_writer(eval_settings.recording_video_dir)
     checkpoint_file = eval_settings.load_checkpoint_file
     if not checkpoint_file:
         raise checkpoint.CheckpointError('--load_checkpoint_file is empty: pass the path of a .ckpt file written by training')
@@ -132,11 +135,21 @@ def _publish(eval_settings: Evaluation, loaded: dict[str, Any], returns: list[fl
     print(f'pushed to {model_card.push_folder(folder, repository)}')
 
 
+def _check_video_writer(directory: str) -> None:
+    """Before any episode is played: the mp4 writer (imageio's FFMPEG plugin, from the imageio-ffmpeg package) is
+    installed. Without it imageio would pick another plugin by the file name and fail only after the evaluation."""
+    if importlib.util.find_spec('imageio_ffmpeg') is None:
+        raise ValueError(
+            f'--recording_video_dir={directory}: writing the mp4 needs the imageio-ffmpeg package, which is not installed '
+            '(requirements.txt pins it: pip install -r requirements.txt); pass --recording_video_dir= to play without a video'
+        )
+
+
 def _write_video(frames: list[np.ndarray], directory: str, agent_name: str, environment_name: str) -> str:
     """Writes RGB frames as an H.264 mp4 (30 fps) and returns its path."""
     import imageio.v2 as imageio
 
     os.makedirs(directory, exist_ok=True)
     path = os.path.join(directory, f'{agent_name}_{environment_name.replace("/", "_")}_{time.strftime("%Y%m%d-%H%M%S")}.mp4')
-    imageio.mimwrite(path, frames, fps=30, macro_block_size=1)
+    imageio.mimwrite(path, frames, format='FFMPEG', fps=30, macro_block_size=1)
     return path

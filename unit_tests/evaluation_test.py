@@ -1,9 +1,11 @@
 """evaluation: the evaluation actors an eval_agent names (the whole command runs in each agent's run_test)."""
 
+import importlib.util
 import types
 
 import gymnasium
 import numpy as np
+import pytest
 from torch import nn
 
 from deep_rl_zoo import evaluation, settings
@@ -39,3 +41,17 @@ def test_epsilon_greedy_takes_the_flags_epsilon_and_seed_and_a_recurrent_agents_
     assert type(actor) is EpsilonGreedyActor and actor.epsilon == 0.25
     assert type(recurrent) is RecurrentEpsilonGreedyActor and recurrent.epsilon == 0.25
     assert actor._random.random() == np.random.default_rng(3).random()
+
+
+def test_without_the_mp4_writer_eval_agent_stops_before_playing_with_one_line_naming_the_flag(monkeypatch):
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, 'find_spec', lambda name, *args: None if name == 'imageio_ffmpeg' else real_find_spec(name, *args))
+    monkeypatch.setattr(evaluation.checkpoint, 'load_checkpoint', lambda *args, **kwargs: pytest.fail('the checkpoint was loaded'))
+    recording = settings.EVALUATION.replace(recording_video_dir='videos', load_checkpoint_file='checkpoints/PPO_CartPole-v1.ckpt')
+    with pytest.raises(ValueError) as error:
+        evaluation.evaluate_checkpoint(recording, 'PPO', settings.Common, lambda *args: pytest.fail('played'), evaluation.most_likely_action)
+    assert str(error.value).startswith('--recording_video_dir=videos: writing the mp4 needs the imageio-ffmpeg package, which is not installed')
+    assert str(error.value).endswith('pass --recording_video_dir= to play without a video')
+    silent = recording.replace(recording_video_dir='')  # no video: no writer needed, the checkpoint loads
+    with pytest.raises(pytest.fail.Exception, match='the checkpoint was loaded'):
+        evaluation.evaluate_checkpoint(silent, 'PPO', settings.Common, lambda *args: pytest.fail('played'), evaluation.most_likely_action)
