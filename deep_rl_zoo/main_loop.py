@@ -142,7 +142,7 @@ def train_value_agent(
     `build_agent(train_env, run_settings, device)` (`run_settings` of the agent's own settings class); the
     evaluation actor is `make_eval_actor(agent.online_network, eval_exploration_epsilon, seed, device)`."""
     prepare_process(run_settings)
-    device = learner_device()
+    device = run_learner_device(run_settings)
     train_env = create_environment(run_settings, run_settings.num_envs, run_settings.seed)
     eval_env = None
     try:  # a run that cannot be built (e.g. a replay too large for the memory) closes the environments it opened
