@@ -50,6 +50,7 @@ import traceback
 from typing import Any, Callable, Iterator, Optional, TextIO
 
 import numpy as np
+import torch
 
 from deep_rl_zoo import checkpoint, trackers
 from deep_rl_zoo.episodes import play_episodes
@@ -386,6 +387,20 @@ def _write_text_atomically(path: str, text: str) -> None:
     with open(temporary, 'w', encoding='utf-8') as file:
         file.write(text)
     os.replace(temporary, path)
+
+
+@contextlib.contextmanager
+def one_torch_thread() -> Iterator[None]:
+    """Torch on one thread inside, the thread count as it was after. Greedy evaluation acts on one frame stack at a
+    time, too little work to share: on 2 cores the IMPALA ResNet's forward pass takes 6.2 ms with one thread and 5.0
+    with two alone, but 5.6 against 314 ms while another two-thread process runs (a learner's OpenMP threads wait for
+    each other at every layer), and the Nature CNN's 0.7 against 1.1 ms even alone (benchmarks/NOTEBOOK.md)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
 
 
 class Experiment:
@@ -855,7 +870,8 @@ class Experiment:
                     self.progress.break_line()
                 progress.update(steps, math.nan)
 
-        played = play_episodes(actor, env, budget, stop=lambda: bool(self.stop_request) or self._time_budget_spent(), report=report)
+        with one_torch_thread():
+            played = play_episodes(actor, env, budget, stop=lambda: bool(self.stop_request) or self._time_budget_spent(), report=report)
         if progress is not None:
             progress.close()
         if self.stop_request:

@@ -333,6 +333,26 @@ def test_evaluation_notices_the_stop(tmp_path):
     assert time.monotonic() - start < 2.0  # 100,000 steps would take far longer
 
 
+def test_evaluation_plays_on_one_torch_thread_and_gives_the_learner_its_threads_back(tmp_path):
+    run = Experiment(settings(tmp_path, num_eval_steps=30), VECTOR_ENV).begin()
+    env = gym_env.create_classic_vector_env('CartPole-v1', 1, 0)
+    threads_while_acting = set()
+
+    def act(observation):
+        threads_while_acting.add(torch.get_num_threads())
+        return np.zeros(1, np.int64)
+
+    learner_threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        run.evaluate(types.SimpleNamespace(act=act, observe=lambda action, step: None), env)
+        assert threads_while_acting == {1} and torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(learner_threads)
+        env.close()
+        run.close()
+
+
 def test_train_for_seconds_bounds_the_evaluation_too_and_a_long_one_shows_progress(tmp_path, monkeypatch, capsys):
     now = [1000.0]  # the experiment's clock, moved by hand: each evaluation step takes 1 s however fast the machine is
     clock = types.ModuleType('time')
