@@ -6,6 +6,9 @@
 #      eval_agent on that checkpoint with the GPU hidden (a GPU checkpoint must load on a CPU-only machine);
 #   3. DQN's Pong preset for a few thousand learning steps on the GPU in float32 and in bfloat16, agent steps/s.
 # Writes logs under $OUT (default gpu_check_out/) and a one-line verdict per step. Usage: bash benchmarks/gpu_check.sh
+# It needs the project's packages beside that machine's torch (gymnasium, ale-py, python-snappy; pytest-xdist for -n).
+# Where imageio-ffmpeg is missing (66 MB: more than a device call may carry), every test that records a video ends
+# with eval_agent's one line naming it; the other results stand (benchmarks/NOTEBOOK.md, the GPU check).
 set -u
 OUT=${OUT:-gpu_check_out}
 mkdir -p "$OUT"
