@@ -106,7 +106,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     # The learner's replay must not learn while the actor fills it: it waits for a full replay, and learns when asked.
     settings_while_filling = settings.replace(min_replay_size=settings.replay_capacity)
     device = torch.device('cpu')  # the actor's, as in a run without --actors_on_gpu
-    learner_device = main_loop.learner_device() if settings.learner_on_gpu else device
+    learner_device = main_loop.run_learner_device(settings)
 
     torch.set_num_threads(1)  # as in an actor process
     actor = main_loop._ActorFactory(settings, agent.make_network, agent.build_actor)(0, device)

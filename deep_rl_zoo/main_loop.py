@@ -121,15 +121,11 @@ def canonical_environment(settings: CommonType) -> CommonType:
         return settings
 
 
-def learner_device() -> torch.device:
-    """The first GPU when there is one, else the CPU."""
-    return torch.device('cuda:0' if torch.cuda.is_available() else 'cpu')
-
-
 def run_learner_device(settings: Common) -> torch.device:
-    """The device a run's learner takes: `learner_device()`, or the CPU where the settings keep the learner there
-    (--nolearner_on_gpu; the replay-based value agents have no such flag)."""
-    return learner_device() if getattr(settings, 'learner_on_gpu', True) else torch.device('cpu')
+    """The device a run's learner takes: the first GPU when there is one, unless the settings keep the learner on the
+    CPU (--nolearner_on_gpu; the replay-based value agents have no such flag and take the GPU)."""
+    on_gpu = getattr(settings, 'learner_on_gpu', True) and torch.cuda.is_available()
+    return torch.device('cuda:0' if on_gpu else 'cpu')
 
 
 def train_value_agent(

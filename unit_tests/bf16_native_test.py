@@ -54,3 +54,5 @@ def test_the_learner_device_of_a_run_follows_learner_on_gpu(monkeypatch):
     assert main_loop.run_learner_device(DQN_PONG) == torch.device('cuda:0')  # the value agents' learner takes a GPU
     assert main_loop.run_learner_device(PPO_PONG.replace(learner_on_gpu=False)) == torch.device('cpu')
     assert main_loop.run_learner_device(PPO_PONG.replace(learner_on_gpu=True)) == torch.device('cuda:0')
+    monkeypatch.setattr(torch.cuda, 'is_available', lambda: False)
+    assert main_loop.run_learner_device(PPO_PONG.replace(learner_on_gpu=True)) == torch.device('cpu')  # no GPU
