@@ -300,19 +300,30 @@ class RunningJob:
         self.process = subprocess.Popen(command, cwd=REPO_ROOT, stdout=self._log, stderr=subprocess.STDOUT)
 
     def poll_rows(self) -> None:
-        """Stamps rows that appeared since the last poll (at most POLL_SECONDS late) and saves the stamps, so an
-        interrupted run keeps them."""
+        """Stamps rows that appeared since the last poll and saves the stamps, so an interrupted run keeps them. The
+        newest row is stamped now (at most POLL_SECONDS late); rows that appeared with it, when an iteration takes less
+        than a poll, are placed before it by the run's own `wall_time` column, each after the row before it."""
         path = self.run.results_csv
         size = path.stat().st_size if path.exists() else 0
         if size == self._size:
             return
         self._size = size
-        now = math.nan if self._resumed else round(time.monotonic() - self.start, 3)
-        rows = _count_rows(path)
-        if len(self.row_seconds) >= rows:
+        rows = read_rows(path) if path.exists() else []
+        new_rows = rows[len(self.row_seconds) :]
+        if not new_rows:
             return
-        while len(self.row_seconds) < rows:
-            self.row_seconds.append(now)
+        if self._resumed:
+            self.row_seconds += [math.nan] * len(new_rows)  # parse_run times them from the wall_time column
+        else:
+            now = time.monotonic() - self.start
+            newest_wall_time = _float(new_rows[-1].get('wall_time'))
+            for row in new_rows:
+                stamp = now - (newest_wall_time - _float(row.get('wall_time')))
+                if math.isnan(stamp):
+                    stamp = now
+                if self.row_seconds and stamp <= self.row_seconds[-1]:  # the stamps keep the rows' order
+                    stamp = self.row_seconds[-1] + 0.001
+                self.row_seconds.append(round(stamp, 3))
         self.write_timing()
 
     def write_timing(self) -> None:

@@ -721,13 +721,14 @@ class Experiment:
             print('The checkpoint holds no replay memory (--save_replay): it refills before learning resumes', flush=True)
         self.resumed_replay = None
 
-    def _write(self, path: str, state: dict[str, Any], learner_steps: int, *, periodic: bool, holder: Any = None, best_metric: Optional[float] = None) -> str:
-        """Writes one checkpoint atomically; a failed write leaves the previous one intact and ends the run."""
+    def _write(self, path: str, state: dict[str, Any], learner_steps: int, *, periodic: bool, holder: Any = None, best_metric: Optional[float] = None, wall_time: Optional[float] = None) -> str:
+        """Writes one checkpoint atomically; a failed write leaves the previous one intact and ends the run.
+        `wall_time` (now by default) is where a run resumed from it counts its training time on from."""
         self._require_begun()
         meta: dict[str, Any] = {
             'periodic': periodic,
             'iteration_start_env_steps': self._iteration_start_env_steps,
-            'wall_time': self.wall_time,
+            'wall_time': self.wall_time if wall_time is None else wall_time,
         }
         if best_metric is not None:
             meta['best_metric'] = best_metric
@@ -816,13 +817,16 @@ class Experiment:
         self.train_logger.write_agent_statistics(self.env_steps, agent_statistics)
         self.train_logger.write_learner_statistics(learner_steps, learner_statistics)
         evaluation = evaluate() if self.settings.num_eval_steps > 0 else {}
+        # One reading for the row and its checkpoints: a run resumed from them counts on from the row's wall time, so
+        # its next row comes later even when training an iteration takes less time than writing a checkpoint.
+        wall_time = round(self.wall_time, 3)
         name = checkpoint.checkpoint_file_name(self.settings.agent_name, self.settings.environment_name, iteration)
-        path = self._write(os.path.join(self.settings.checkpoint_dir, name), state, learner_steps, periodic=False, holder=holder)
+        path = self._write(os.path.join(self.settings.checkpoint_dir, name), state, learner_steps, periodic=False, holder=holder, wall_time=wall_time)
         row = {
             'iteration': iteration,
             'env_steps': self.env_steps,
             'learner_steps': learner_steps,
-            'wall_time': round(self.wall_time, 3),
+            'wall_time': wall_time,
             'train_episode_return': train.get('episode_return', math.nan),
             'train_num_episodes': train.get('num_episodes', 0),
             'train_step_rate': train.get('step_rate', math.nan),
@@ -852,7 +856,7 @@ class Experiment:
         metric = float(row['eval_episode_return' if metric_name == 'eval_return' else 'train_episode_return'])
         if math.isnan(metric) or metric <= self._best:
             return
-        self._write(self._best_path(), state, learner_steps, periodic=False, best_metric=metric)
+        self._write(self._best_path(), state, learner_steps, periodic=False, best_metric=metric, wall_time=row['wall_time'])
         self._best = metric
         self.say(f'new best {metric_name} {metric:.2f} at iteration {row["iteration"]}: {self._best_path()}')
 

@@ -202,6 +202,29 @@ def test_resuming_from_the_best_checkpoint_drops_later_rows_and_moves_later_chec
     assert float(rows(tmp_path)[1]['wall_time']) <= wall_time
 
 
+def test_a_resumed_run_counts_its_wall_time_on_from_the_row_so_its_next_row_comes_later(tmp_path, monkeypatch):
+    """The row and the checkpoints written with it carry one clock reading. With a reading taken before a slow
+    checkpoint write, a run resumed from it started earlier than its row, and on a machine where an iteration trains
+    faster than a checkpoint writes, its next row had a smaller wall time than the one before (the CI's failure)."""
+    save = checkpoint.save_checkpoint
+
+    def slow_save(*args, **kwargs):
+        time.sleep(0.2)  # a slow disk
+        return save(*args, **kwargs)
+
+    monkeypatch.setattr(checkpoint, 'save_checkpoint', slow_save)
+    run = Experiment(settings(tmp_path, save_best_metric='eval_return'), VECTOR_ENV).begin()
+    row = run_iteration(run, {'episode_return': 1.0, 'num_episodes': 1})
+    run.close()
+    for name in (f'{NAME}_0.ckpt', f'{NAME}_best.ckpt'):
+        assert checkpoint.load_checkpoint(str(tmp_path / 'experiment' / name))['extra']['experiment']['wall_time'] == row['wall_time']
+    resumed = Experiment(settings(tmp_path, save_best_metric='eval_return'), VECTOR_ENV).begin()
+    time.sleep(0.05)  # training that takes less time than a checkpoint write
+    next_row = run_iteration(resumed, {'episode_return': 0.0, 'num_episodes': 1})
+    resumed.close()
+    assert row['wall_time'] + 0.04 < next_row['wall_time'] < row['wall_time'] + 0.2
+
+
 def test_a_run_killed_during_an_evaluation_resumes_before_it_and_evaluates_that_iteration(tmp_path):
     """The milestone checkpoint marks an iteration finished, so it is written after the evaluation: a run that dies
     within the evaluation of iteration 1 (here the evaluation raises: a killed process never returns from it)
