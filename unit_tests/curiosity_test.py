@@ -219,3 +219,22 @@ def test_rnd_bonus_on_a_two_dimensional_state_stays_high_beyond_the_visits_in_ev
         ratio = curiosity.rnd_prediction_error(*rnd(novel)).mean() / curiosity.rnd_prediction_error(*rnd(seen)).mean()
     # Seeds 0-2 measured: 2,100-2,700 with the kinks spread, 56-69 with zero biases (the target's old form).
     assert ratio > 500
+
+
+def test_icm_atari_encoder_sees_the_papers_42_by_42_frames_and_gives_288_features():
+    """Pathak et al. 2017 (section 4) resize the module's frames to 42 x 42: 84 x 84 frames are averaged down 2 x 2, so
+    a frame whose 2 x 2 blocks are uniform gives exactly the features of the 42 x 42 frame it was made from."""
+    torch.manual_seed(0)
+    large = icm_for('atari', gymnasium.spaces.Box(0, 255, (4, 84, 84), np.uint8), num_actions=6)
+    small = icm_for('atari', gymnasium.spaces.Box(0, 255, (4, 42, 42), np.uint8), num_actions=6)
+    assert large.encoder.output_size == small.encoder.output_size == 288  # 3 x 3 x 32
+    small.load_state_dict(large.state_dict())
+    frames = torch.randint(0, 256, (3, 4, 42, 42), dtype=torch.uint8)
+    upsampled = frames.repeat_interleave(2, dim=2).repeat_interleave(2, dim=3)
+    with torch.no_grad():
+        torch.testing.assert_close(large.encoder(upsampled), small.encoder(frames), rtol=0, atol=0)
+        next_frames = torch.randint(0, 256, (3, 4, 42, 42), dtype=torch.uint8)
+        actions = torch.tensor([0, 3, 5])
+        up_next = next_frames.repeat_interleave(2, dim=2).repeat_interleave(2, dim=3)
+        for large_part, small_part in zip(large(upsampled, up_next, actions), small(frames, next_frames, actions)):
+            torch.testing.assert_close(large_part, small_part, rtol=0, atol=0)
