@@ -127,7 +127,7 @@ def test_rows_that_appear_within_one_poll_are_stamped_apart_by_the_runs_own_wall
     job.poll_rows()
     timing = [float(row['seconds_since_launch']) for row in csv.DictReader(open(run.timing_csv))]
     assert timing == [99.8, 100.0, 101.0, 102.0]
-    assert [seconds for seconds in learning.parse_run(run, 1e9).seconds] == timing
+    assert learning.parse_run(run, 1e9).seconds == timing
 
 
 def test_threshold_medians_count_unsolved_seeds_as_never(tmp_path):

@@ -102,8 +102,8 @@ ICM_FRAME_SIZE = 42  # Pathak et al. 2017, section 4: the module's frames are re
 class IcmAtariEncoder(nn.Module):
     """ICM's Atari encoder (Pathak et al. 2017, section 4): the frames at the paper's 42 x 42 (larger frames averaged
     down, 84 x 84 by 2 x 2 means), then four 3x3 convolutions of 32 channels, stride 2, padding 1, each followed by an
-    ELU: 288 features, as in the paper. (On 84 x 84 frames the same layers cost about four times as much, the policy's
-    whole update three times over on 2 cores, and give 1,152 features.)"""
+    ELU: 288 features, as in the paper. (On 84 x 84 frames the same layers cost about four times as much and give
+    1,152 features.)"""
 
     def __init__(self, observation_shape: tuple[int, ...]):
         super().__init__()
