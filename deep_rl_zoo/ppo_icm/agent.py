@@ -5,7 +5,10 @@ PPO's actors and learner (`deep_rl_zoo.ppo`), with these additions in the learne
 
 1. the module scores every transition (s_t, a_t, s_t+1) of the batch with the parameters that made the rollouts:
    r^i_t = eta / 2 * ||phi_hat(s_t+1) - phi(s_t+1)||^2 (eq. 6); the policy maximises
-   r_t = c_e * r^e_t + c_i * r^i_t (eq. 1, `--extrinsic_reward_coef`, `--intrinsic_reward_coef`);
+   r_t = c_e * r^e_t + c_i * r^i_t (eq. 1, `--extrinsic_reward_coef`, `--intrinsic_reward_coef`); with
+   `--normalize_intrinsic_reward`, r^i_t is first divided by a running std of its discounted return (Burda et al.
+   2019, "Large-Scale Study of Curiosity-Driven Learning", section 2.2), as the module's features, and with them
+   its errors, grow during training;
 2. advantages, returns and the clipped PPO update as in `ppo.agent`, on r_t;
 3. on each PPO minibatch the module takes one Adam step on (1 - beta) L_inverse + beta L_forward (eq. 7, beta 0.2),
    so phi is trained by the inverse model and the forward model predicts phi(s_t+1).
@@ -53,18 +56,22 @@ class PpoIcmLearner(PpoLearner):
         icm_eta: float,
         extrinsic_reward_coef: float,
         intrinsic_reward_coef: float,
+        intrinsic_reward_normalizer: curiosity.IntrinsicRewardNormalizer | None = None,
         count_rooms: bool = False,
         **ppo_arguments: Any,
     ):
         super().__init__(network, **ppo_arguments)
         if (icm is None) != (intrinsic_reward_coef == 0):
             raise ValueError('an ICM is needed exactly when --intrinsic_reward_coef > 0')
+        if intrinsic_reward_normalizer is not None and icm is None:
+            raise ValueError('--normalize_intrinsic_reward needs a curiosity reward to normalize: set --intrinsic_reward_coef > 0')
         self.icm = icm.to(self.device) if icm is not None else None
         self.icm_optimizer = torch.optim.Adam(icm.parameters(), lr=icm_learning_rate) if icm is not None else None
         self.icm_beta = icm_beta
         self.icm_eta = icm_eta
         self.extrinsic_reward_coef = extrinsic_reward_coef
         self.intrinsic_reward_coef = intrinsic_reward_coef
+        self.intrinsic_reward_normalizer = intrinsic_reward_normalizer
         self.rooms = trackers.RoomStatistics(active=count_rooms)
 
     def update(self, buffers: list[dict[str, torch.Tensor]]) -> None:
@@ -77,6 +84,9 @@ class PpoIcmLearner(PpoLearner):
         if self.icm is not None:
             intrinsic = self.intrinsic_rewards(observation, next_observation, action, continues)
             self.statistics.record(intrinsic_reward=intrinsic.mean(), intrinsic_reward_max=intrinsic.max())
+            if self.intrinsic_reward_normalizer is not None:
+                intrinsic = self.intrinsic_reward_normalizer(intrinsic.cpu()).to(self.device)
+                self.statistics.record(normalized_intrinsic_reward=intrinsic.mean())
         reward = curiosity.mix_rewards(batch['reward'], intrinsic, self.extrinsic_reward_coef, self.intrinsic_reward_coef)
         advantages = multistep.truncated_generalized_advantage_estimation(reward, batch['discount'], self.gae_lambda, batch['value'])
         samples = {
@@ -139,6 +149,8 @@ class PpoIcmLearner(PpoLearner):
         state = super().state_dict()
         if self.icm is not None:
             state.update(icm=self.icm.state_dict(), icm_optimizer=self.icm_optimizer.state_dict())
+        if self.intrinsic_reward_normalizer is not None:
+            state.update(intrinsic_reward_normalizer=self.intrinsic_reward_normalizer.state_dict())
         return state
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -146,6 +158,10 @@ class PpoIcmLearner(PpoLearner):
         if self.icm is not None:
             self.icm.load_state_dict(state['icm'])
             self.icm_optimizer.load_state_dict(state['icm_optimizer'])
+        if self.intrinsic_reward_normalizer is not None:
+            if 'intrinsic_reward_normalizer' not in state:
+                raise ValueError('the checkpoint was trained without --normalize_intrinsic_reward; resume it without that flag')
+            self.intrinsic_reward_normalizer.load_state_dict(state['intrinsic_reward_normalizer'])
 
 
 def make_network(env: VectorEnvironment, settings: PpoIcmSettings) -> CategoricalActorCritic:
@@ -162,6 +178,9 @@ def build_learner(network: nn.Module, env: VectorEnvironment, settings: PpoIcmSe
     icm = None
     if settings.intrinsic_reward_coef > 0:
         icm = icm_for(settings.environment_kind, env.single_observation_space, int(env.single_action_space.n))
+    normalizer = None
+    if settings.normalize_intrinsic_reward:
+        normalizer = curiosity.IntrinsicRewardNormalizer(settings.num_actors * settings.num_envs_per_actor, settings.discount)
     return PpoIcmLearner(
         network,
         icm,
@@ -170,6 +189,7 @@ def build_learner(network: nn.Module, env: VectorEnvironment, settings: PpoIcmSe
         icm_eta=settings.icm_eta,
         extrinsic_reward_coef=settings.extrinsic_reward_coef,
         intrinsic_reward_coef=settings.intrinsic_reward_coef,
+        intrinsic_reward_normalizer=normalizer,
         count_rooms=gym_env.is_montezuma_revenge(settings.environment_kind, settings.environment_name),
         **ppo_arguments(settings, total_updates, device),
     )

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from deep_rl_zoo import gym_env, rollouts
+from deep_rl_zoo import curiosity, gym_env, rollouts
 from deep_rl_zoo.networks.curiosity import icm_for
 from deep_rl_zoo.networks.policy import mlp_actor_critic
 from deep_rl_zoo.ppo.agent import concatenate_rollouts
@@ -19,12 +19,13 @@ MOUNTAIN_CAR = gymnasium.spaces.Box(np.array([-1.2, -0.07], np.float32), np.arra
 T, N = 6, 2
 
 
-def make_learner(intrinsic_reward_coef=1.0):
+def make_learner(intrinsic_reward_coef=1.0, normalize_intrinsic_reward=False):
     torch.manual_seed(0)
     icm = icm_for('classic', MOUNTAIN_CAR, 3) if intrinsic_reward_coef > 0 else None
+    normalizer = curiosity.IntrinsicRewardNormalizer(N, discount=0.99) if normalize_intrinsic_reward else None
     return agent.PpoIcmLearner(
         mlp_actor_critic(2, 3), icm, icm_learning_rate=1e-3, icm_beta=0.2, icm_eta=0.5, extrinsic_reward_coef=1.0,
-        intrinsic_reward_coef=intrinsic_reward_coef, learning_rate=1e-3, num_epochs=2, num_minibatches=2, clip_epsilon=0.2,
+        intrinsic_reward_coef=intrinsic_reward_coef, intrinsic_reward_normalizer=normalizer, learning_rate=1e-3, num_epochs=2, num_minibatches=2, clip_epsilon=0.2,
         clip_value=False, entropy_coef=0.0, value_coef=0.5, gae_lambda=0.95, normalize_advantages=True, max_grad_norm=0.5,
         total_updates=10, anneal_learning_rate=False, anneal_clip_epsilon=False,
     )
@@ -82,6 +83,33 @@ def test_with_no_curiosity_the_learner_is_plain_ppo_without_a_module():
     assert learner.icm is None
     learner.update([rollout(0)])
     assert 'icm' not in learner.state_dict() and 'intrinsic_reward' not in learner.learner_statistics()
+
+
+def test_normalized_curiosity_reward_is_divided_by_the_running_std_of_its_return_and_resumes_from_a_checkpoint(monkeypatch):
+    learner = make_learner(normalize_intrinsic_reward=True)
+    mixed = []
+    mix_rewards = curiosity.mix_rewards
+    monkeypatch.setattr(curiosity, 'mix_rewards', lambda extrinsic, intrinsic, *coefs: mixed.append(intrinsic) or mix_rewards(extrinsic, intrinsic, *coefs))
+    expected_normalizer = curiosity.IntrinsicRewardNormalizer(N, discount=0.99)
+    for seed in (0, 1):
+        batch = rollout(seed)
+        next_observation = torch.cat([batch['observation'][1:], batch['last_observation'][None]])
+        raw = learner.intrinsic_rewards(batch['observation'], next_observation, batch['action'], batch['discount'] > 0)
+        learner.update([batch])
+        # The update scores with the module as it was before its own steps: the same raw rewards, then divided.
+        torch.testing.assert_close(mixed[-1], expected_normalizer(raw))
+        statistics = learner.learner_statistics()
+        assert statistics['normalized_intrinsic_reward'] == pytest.approx(float(mixed[-1].mean()))
+        assert statistics['intrinsic_reward'] == pytest.approx(float(raw.mean()))
+    assert not torch.allclose(mixed[-1], raw)  # the std of the return is not 1
+    restored = make_learner(normalize_intrinsic_reward=True)
+    restored.load_state_dict(learner.state_dict())
+    assert restored.intrinsic_reward_normalizer.state_dict()['var'] == expected_normalizer.var
+    torch.testing.assert_close(restored.intrinsic_reward_normalizer.returns, expected_normalizer.returns)
+    with pytest.raises(ValueError, match='trained without --normalize_intrinsic_reward'):
+        restored.load_state_dict(make_learner().state_dict())
+    with pytest.raises(ValueError, match='--normalize_intrinsic_reward needs a curiosity reward'):
+        make_learner(intrinsic_reward_coef=0.0, normalize_intrinsic_reward=True)
 
 
 def test_concatenate_rollouts_joins_actors_along_environments():
