@@ -254,15 +254,16 @@ def wait_for(condition, process, stderr_path, seconds):
 
 @pytest.mark.slow
 def test_ppo_learns_cartpole_while_ray_restarts_a_killed_actor_and_one_from_a_lost_node(cluster, tmp_path):
-    """Synchronous PPO, one actor on each of two nodes, 2 iterations of 25,000 steps. After the first, one actor's
+    """Synchronous PPO, one actor on each of two nodes, 2 iterations of 25,000 steps. After the first, while the
+    learner waits (`unit_tests.paused_after_iteration`: the point does not depend on the machine's speed), one actor's
     process is killed and the node of the other is removed from the cluster: the learner needs both actors' next
     rollouts, so the run goes on only if Ray restarts both (where a CPU is free: the lost node's actor elsewhere) and
     runs their lost calls again. It learns all the same, counts the two restarts, and ends normally."""
     ray.shutdown()  # this process's connection, made by the pool tests: a node it is attached to cannot be removed
     checkpoint_dir, runs_dir = tmp_path / 'checkpoints', tmp_path / 'runs'
-    stdout_path, stderr_path = tmp_path / 'stdout.txt', tmp_path / 'stderr.txt'
+    stdout_path, stderr_path, go_file = tmp_path / 'stdout.txt', tmp_path / 'stderr.txt', tmp_path / 'go'
     command = [
-        python_executable(), '-m', 'deep_rl_zoo.ppo.run_classic', '--noprogress', '--learner_threads=1', '--backend=ray',
+        python_executable(), '-m', 'unit_tests.paused_after_iteration', str(go_file), 'deep_rl_zoo.ppo.run_classic', '--noprogress', '--learner_threads=1', '--backend=ray',
         f'--ray_address={cluster.address}', '--restart_actors', '--environment_name=CartPole-v1', '--num_actors=2',
         '--num_envs_per_actor=4', '--num_iterations=2', '--num_train_steps=25000', '--num_eval_steps=2500', '--seed=1',
         # run_classic's robust variant (40 of 40 seeds solve): its defaults solve seed 1 here at 25k, then fall to a
@@ -282,6 +283,7 @@ def test_ppo_learns_cartpole_while_ray_restarts_a_killed_actor_and_one_from_a_lo
         (killed,) = set(placed) - {lost}
         os.kill(placed[killed][1], signal.SIGKILL)
         cluster.remove_node(next(node for node in cluster.worker_nodes if node.node_id.startswith(placed[lost][0])))
+        go_file.touch()
         assert process.wait(timeout=600) == 0, stderr_path.read_text()[-3000:]
     finally:
         if process.poll() is None:
