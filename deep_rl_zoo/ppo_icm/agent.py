@@ -11,7 +11,8 @@ PPO's actors and learner (`deep_rl_zoo.ppo`), with these additions in the learne
    its errors, grow during training;
 2. advantages, returns and the clipped PPO update as in `ppo.agent`, on r_t;
 3. on each PPO minibatch the module takes one Adam step on (1 - beta) L_inverse + beta L_forward (eq. 7, beta 0.2),
-   so phi is trained by the inverse model and the forward model predicts phi(s_t+1).
+   so phi is trained by the inverse model and the forward model predicts phi(s_t+1); with `--noicm_every_epoch`
+   on the minibatches of the first epoch only, so on each transition once, as the paper's A3C does.
 
 With `--scale_rewards` the actors divide the game reward by the running std of its discounted return (Engstrom et al.
 2020) before the learner adds the curiosity reward (the MountainCar preset does, for its -1 per step).
@@ -52,6 +53,7 @@ class PpoIcmLearner(PpoLearner):
         network: nn.Module,
         icm: nn.Module | None,
         icm_learning_rate: float,
+        icm_every_epoch: bool,
         icm_beta: float,
         icm_eta: float,
         extrinsic_reward_coef: float,
@@ -67,6 +69,7 @@ class PpoIcmLearner(PpoLearner):
             raise ValueError('--normalize_intrinsic_reward needs a curiosity reward to normalize: set --intrinsic_reward_coef > 0')
         self.icm = icm.to(self.device) if icm is not None else None
         self.icm_optimizer = torch.optim.Adam(icm.parameters(), lr=icm_learning_rate) if icm is not None else None
+        self.icm_every_epoch = icm_every_epoch
         self.icm_beta = icm_beta
         self.icm_eta = icm_eta
         self.extrinsic_reward_coef = extrinsic_reward_coef
@@ -103,11 +106,11 @@ class PpoIcmLearner(PpoLearner):
         for group in self.optimizer.param_groups:
             group['lr'] = self.learning_rate(self.learner_steps)
         with bf16_torsos(self.bf16_learning):  # the policy's Nature CNN; ICM's encoder has its own convolutions, float32
-            for _ in range(self.num_epochs):
+            for epoch in range(self.num_epochs):
                 for indices in minibatches(samples['advantage'].shape[0], self.num_minibatches, self.device):
                     minibatch = {name: value[indices] for name, value in samples.items()}
                     self._minibatch_step(minibatch, clip_epsilon)
-                    if self.icm is not None:
+                    if self.icm is not None and (epoch == 0 or self.icm_every_epoch):
                         self._icm_step(minibatch)
         self.learner_steps += 1
         self.statistics.record(
@@ -185,6 +188,7 @@ def build_learner(network: nn.Module, env: VectorEnvironment, settings: PpoIcmSe
         network,
         icm,
         icm_learning_rate=settings.icm_learning_rate,
+        icm_every_epoch=settings.icm_every_epoch,
         icm_beta=settings.icm_beta,
         icm_eta=settings.icm_eta,
         extrinsic_reward_coef=settings.extrinsic_reward_coef,

@@ -19,12 +19,12 @@ MOUNTAIN_CAR = gymnasium.spaces.Box(np.array([-1.2, -0.07], np.float32), np.arra
 T, N = 6, 2
 
 
-def make_learner(intrinsic_reward_coef=1.0, normalize_intrinsic_reward=False):
+def make_learner(intrinsic_reward_coef=1.0, normalize_intrinsic_reward=False, icm_every_epoch=True):
     torch.manual_seed(0)
     icm = icm_for('classic', MOUNTAIN_CAR, 3) if intrinsic_reward_coef > 0 else None
     normalizer = curiosity.IntrinsicRewardNormalizer(N, discount=0.99) if normalize_intrinsic_reward else None
     return agent.PpoIcmLearner(
-        mlp_actor_critic(2, 3), icm, icm_learning_rate=1e-3, icm_beta=0.2, icm_eta=0.5, extrinsic_reward_coef=1.0,
+        mlp_actor_critic(2, 3), icm, icm_learning_rate=1e-3, icm_every_epoch=icm_every_epoch, icm_beta=0.2, icm_eta=0.5, extrinsic_reward_coef=1.0,
         intrinsic_reward_coef=intrinsic_reward_coef, intrinsic_reward_normalizer=normalizer, learning_rate=1e-3, num_epochs=2, num_minibatches=2, clip_epsilon=0.2,
         clip_value=False, entropy_coef=0.0, value_coef=0.5, gae_lambda=0.95, normalize_advantages=True, max_grad_norm=0.5,
         total_updates=10, anneal_learning_rate=False, anneal_clip_epsilon=False,
@@ -76,6 +76,15 @@ def test_update_trains_policy_and_module_and_checkpoints_both():
     restored.load_state_dict(learner.state_dict())
     for name, tensor in learner.icm.state_dict().items():
         torch.testing.assert_close(restored.icm.state_dict()[name], tensor)
+
+
+@pytest.mark.parametrize('icm_every_epoch, module_steps', [(True, 4), (False, 2)])
+def test_the_module_steps_on_every_minibatch_of_every_epoch_or_of_the_first_epoch_only(icm_every_epoch, module_steps):
+    learner = make_learner(icm_every_epoch=icm_every_epoch)  # 2 epochs of 2 minibatches
+    learner.update([rollout(0)])
+    first_parameter = next(learner.icm.parameters())
+    assert learner.icm_optimizer.state[first_parameter]['step'] == module_steps
+    assert learner.learner_statistics()['icm_inverse_loss'] > 0
 
 
 def test_with_no_curiosity_the_learner_is_plain_ppo_without_a_module():
