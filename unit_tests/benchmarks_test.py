@@ -8,8 +8,11 @@ import time
 from pathlib import Path
 
 import pytest
+import torch
+from torch import nn
 
-from benchmarks import atari_throughput, cartpole_time_to_solve, learning, training_success
+from benchmarks import atari_throughput, cartpole_time_to_solve, learning, optimizer_state, training_success
+from deep_rl_zoo import checkpoint
 
 REPO_ROOT = learning.REPO_ROOT
 
@@ -378,3 +381,22 @@ def test_earlier_state_resumes_the_same_command_and_keeps_finished_or_solved_run
     assert learning.earlier_state(run, command, 3, 25.0) == 'finished'  # --stop_when_solved: the threshold was reached
     assert learning.earlier_state(run, command, 2, None) == 'finished'
     assert learning.earlier_state(run, [*command[:-1], '--seed=2'], 3, None) == 'none'  # another command: start clean
+
+
+def test_optimizer_state_reads_each_weights_gradient_rms_and_the_step_with_epsilon_outside_and_inside_the_root(tmp_path, capsys):
+    network = nn.Sequential(nn.Linear(2, 1), nn.BatchNorm1d(1))  # the batch norm's buffers are skipped
+    optimizer = torch.optim.RMSprop(network.parameters(), lr=1e-3, alpha=0.99, eps=0.01)
+    for parameter, gradient in zip(network.parameters(), ([[0.3, 0.0]], [0.4], [0.0], [0.0])):
+        parameter.grad = torch.tensor(gradient)
+    optimizer.step()  # square_avg = 0.01 g^2: RMS 0.1 |g|
+    path = checkpoint.save_checkpoint(
+        str(tmp_path / 'run.ckpt'), agent_name='IMPALA', environment_name='Pong', iteration=0,
+        state={'network': network.state_dict(), 'optimizer': optimizer.state_dict()}, counters={}, flags={'optimizer_eps': 0.01},
+    )  # fmt: skip
+    optimizer_state.main([path])
+    lines = capsys.readouterr().out.splitlines()
+    # weight RMS (0.03, 0): median 0 (the lower middle), 90th percentile 0.03; steps 1 / 0.01 and 1 / sqrt(0.01)
+    assert '| 0.weight | 2 | 0.00e+00 | 3.00e-02 | 100.0 | 10.0 | 10.00 |' in lines
+    # bias RMS 0.04: 1 / 0.05 = 20 outside, 1 / sqrt(0.0016 + 0.01) = 9.28 inside
+    assert '| 0.bias | 1 | 4.00e-02 | 4.00e-02 | 20.0 | 9.3 | 2.15 |' in lines
+    assert [line.split(' | ')[0] for line in lines if line.startswith('| ') and line[2].isdigit()] == ['| 0.weight', '| 0.bias', '| 1.weight', '| 1.bias']
