@@ -163,7 +163,10 @@ class PpoIcmLearner(PpoLearner):
             self.icm_optimizer.load_state_dict(state['icm_optimizer'])
         if self.intrinsic_reward_normalizer is not None:
             if 'intrinsic_reward_normalizer' not in state:
-                raise ValueError('the checkpoint was trained without --normalize_intrinsic_reward; resume it without that flag')
+                raise ValueError(
+                    'the checkpoint was trained without --normalize_intrinsic_reward (which the Pong preset turns on); '
+                    'resume it with --nonormalize_intrinsic_reward'
+                )
             self.intrinsic_reward_normalizer.load_state_dict(state['intrinsic_reward_normalizer'])
 
 
