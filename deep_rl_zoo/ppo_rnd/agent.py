@@ -11,7 +11,8 @@ PPO's actors and learner (`deep_rl_zoo.ppo`), with these additions in the learne
    `--intrinsic_discount` (0.99). The intrinsic values of the batch are computed by the learner with the
    parameters that made the rollouts (the actors wait for every update, so they are the same);
 3. the policy follows A = 2 A_ext + 1 A_int (section 2.3); both heads are trained on their own GAE returns;
-4. on each PPO minibatch the predictor takes one Adam step on a random `--rnd_update_proportion` of it;
+4. on each PPO minibatch the predictor takes one Adam step on a random `--rnd_update_proportion` of it (only those
+   samples go through RND's networks);
 5. observations are normalised for RND by running per-element mean and std, clipped to [-5, 5], first gathered
    over `--rnd_init_steps` random-action steps (section 2.4), then updated with every batch after its update.
 
@@ -132,11 +133,11 @@ class PpoRndLearner(PpoLearner):
         )
 
     def _predictor_step(self, next_observation: torch.Tensor) -> None:
-        """One Adam step of the predictor on a random `rnd_update_proportion` of the minibatch (section 3.6)."""
-        prediction, target = self.rnd(next_observation)
-        error = curiosity.rnd_prediction_error(prediction, target)
-        mask = (torch.rand(error.shape[0], device=error.device) < self.rnd_update_proportion).to(error.dtype)
-        loss = (error * mask).sum() / mask.sum().clamp(min=1.0)
+        """One Adam step of the predictor on a random `rnd_update_proportion` of the minibatch (section 3.6): the mean
+        error of the drawn samples, which alone go through the networks (none drawn: a step with zero gradients)."""
+        drawn = torch.rand(next_observation.shape[0], device=next_observation.device) < self.rnd_update_proportion
+        prediction, target = self.rnd(next_observation[drawn])
+        loss = curiosity.rnd_prediction_error(prediction, target).sum() / drawn.sum().clamp(min=1)
         self.rnd_optimizer.zero_grad(set_to_none=True)
         loss.backward()
         self.rnd_optimizer.step()

@@ -110,3 +110,36 @@ def test_bf16_learning_runs_the_minibatches_nature_cnn_in_bfloat16_and_moves_the
     assert float32.conv_dtypes == [torch.float32, torch.float32] and bf16.conv_dtypes == [torch.float32, torch.bfloat16]
     assert loss(bf16) == pytest.approx(loss(float32), rel=0.02) and loss(bf16) != loss(float32)
     assert bf16.cosine_similarity(float32) > 0.99
+
+
+def test_predictor_step_is_the_mean_error_of_the_drawn_samples_and_only_they_are_computed():
+    """With proportion 0.5, the step draws rows with torch.rand < 0.5; its loss is the mean prediction error of those
+    rows (the paper's masked mean), the networks see only those rows, and Adam steps on that loss's gradient."""
+    learner = make_learner()
+    observations = torch.rand(6, 2, generator=torch.Generator().manual_seed(3))
+    torch.manual_seed(7)
+    drawn = torch.rand(6) < 0.5
+    assert 0 < drawn.sum() < 6
+    reference = make_learner()
+    prediction, target = reference.rnd(observations[drawn])
+    expected_loss = ((prediction - target) ** 2).mean(dim=1).mean()  # error per sample: the mean over features
+    expected_loss.backward()
+    reference.rnd_optimizer.step()
+    seen_batch_sizes = []
+    learner.rnd.predictor.register_forward_pre_hook(lambda module, inputs: seen_batch_sizes.append(inputs[0].shape[0]))
+    torch.manual_seed(7)
+    learner._predictor_step(observations)
+    assert seen_batch_sizes == [int(drawn.sum())]
+    torch.testing.assert_close(learner.statistics.means()['rnd_loss'], float(expected_loss))
+    for parameter, expected in zip(learner.rnd.predictor.parameters(), reference.rnd.predictor.parameters()):
+        torch.testing.assert_close(parameter, expected)
+
+
+def test_predictor_step_with_no_sample_drawn_is_an_adam_step_on_zero_gradients():
+    learner = make_learner()
+    learner.rnd_update_proportion = 0.0
+    before = [parameter.clone() for parameter in learner.rnd.predictor.parameters()]
+    learner._predictor_step(torch.rand(4, 2))
+    assert learner.statistics.means()['rnd_loss'] == 0.0
+    for parameter, old in zip(learner.rnd.predictor.parameters(), before):
+        assert torch.equal(parameter.grad, torch.zeros_like(parameter)) and torch.equal(parameter, old)
