@@ -130,7 +130,7 @@ def test_predictor_step_is_the_mean_error_of_the_drawn_samples_and_only_they_are
     torch.manual_seed(7)
     learner._predictor_step(observations)
     assert seen_batch_sizes == [int(drawn.sum())]
-    torch.testing.assert_close(learner.statistics.means()['rnd_loss'], float(expected_loss))
+    torch.testing.assert_close(learner.statistics.means()['rnd_loss'], expected_loss.item())
     for parameter, expected in zip(learner.rnd.predictor.parameters(), reference.rnd.predictor.parameters()):
         torch.testing.assert_close(parameter, expected)
 
