@@ -59,6 +59,17 @@ def test_seeds_table_counts_a_seed_that_never_got_there_as_the_budget():
     assert '| appo | 3 | 1: 200,000; 2: 300,000; 3: not reached | 500,000 | 200,000 - 1,000,000 |' in table  # 3 seeds: none cut
 
 
+def test_every_agent_adds_a_row_for_each_agent_without_a_run():
+    table = atari_results.run_table([_pong('ppo', 1, [-21.0, 5.0])], [18.0], 2_000_000, -21.0, 10.0, every_agent=True)
+    rows = table[2:]
+    assert len(rows) == 21 and len(atari_results.ABOVE_ZERO + atari_results.GAIN) == 21
+    assert rows[0].startswith('| ppo | 1 | 200,000 |')
+    assert '| dqn | - | - | - | - | - | - | - | - | - | mean > 0 | no run yet |' in table
+    assert '| r2d2 | - | - | - | - | - | - | - | - | - | >= -11 and rising | no run yet |' in table
+    assert not any(row.startswith('| ppo | -') for row in rows)
+    assert all(row.count('|') == table[0].count('|') for row in rows)
+
+
 @pytest.mark.slow
 def test_main_writes_the_table_and_the_plot(tmp_path):
     path = tmp_path / 'learning_pong_ppo_evaluations.csv'
@@ -72,3 +83,19 @@ def test_main_writes_the_table_and_the_plot(tmp_path):
     text = out.with_suffix('.md').read_text()
     assert '| ppo | 1 | 200,000 | 3 min | 300,000 | 5 min | -21.0 | 18.0 | 18.0 | 300,000 | mean > 0 | yes |' in text
     assert (tmp_path / 'shots' / 'learning_Pong.png').stat().st_size > 0
+
+
+def test_main_appends_the_notes_and_refuses_a_missing_notes_file(tmp_path):
+    path = tmp_path / 'learning_pong_a2c_evaluations.csv'
+    with open(path, 'w', newline='') as file:
+        writer = csv.writer(file)
+        writer.writerow(learning.EVALUATION_COLUMNS)
+        writer.writerow(['a2c', 'Pong', 1, 18, 2_000_000, -21.0, 4000.0])
+    notes = tmp_path / 'notes.md'
+    notes.write_text('## a2c\n\nStayed at -21: tried RMSProp as TensorFlow computes it.\n')
+    out = tmp_path / 'pong'
+    assert atari_results.main([str(path), '--out', str(out), '--notes', str(notes), '--every_agent']) == 0
+    text = out.with_suffix('.md').read_text()
+    assert text.endswith('| sac ' + '| - ' * 9 + '| >= -11 and rising | no run yet |\n\n## a2c\n\nStayed at -21: tried RMSProp as TensorFlow computes it.\n')
+    with pytest.raises(SystemExit, match='--notes=.*missing.md: no such file'):
+        atari_results.main([str(path), '--out', str(out), '--notes', str(tmp_path / 'missing.md')])
