@@ -79,12 +79,15 @@ EVAL_STEPS = {
     'Pendulum-v1': 1_000,
     'MountainCar-v0': 1_000,
     'Acrobot-v1': 2_500,
-    'Pong': 10_000,  # whole games only: two to ten of them
+    'Pong': 27_000,  # the longest a game may last (108,000 frames), so that one whole game always ends; see EVAL_EPISODES
     'MiniGrid-DoorKey-5x5-v0': 1_250,  # max_steps = 10 x 5 x 5 = 250
     'MiniGrid-DoorKey-8x8-v0': 3_200,  # max_steps 640
     'MiniGrid-KeyCorridorS3R1-v0': 1_350,  # max_steps 270
 }
 DEFAULT_EVAL_STEPS = 5_000  # MuJoCo tasks: five 1,000-step episodes
+# Whole episodes after which an evaluation ends within its steps (--max_eval_episodes): a losing Pong game lasts about
+# 800 agent steps, a close one between good players over 10,000.
+EVAL_EPISODES = {'Pong': 10}
 # Agents whose run scripts sit in another package: name -> (package, suffix of the run script).
 VARIANTS = {'a2c_grad': ('a2c', '_grad'), 'ppo_plain': ('ppo_icm', ''), 'ngu_plain': ('ngu', '')}
 # Flags a variant adds. ppo_plain is PPO-ICM's run script with the curiosity reward off: PPO with the network and
@@ -236,6 +239,7 @@ def command_line(run: Run, args: argparse.Namespace) -> list[str]:
         f'--num_iterations={max(args.max_steps // args.eval_every, 1)}',
         f'--num_train_steps={args.eval_every}',
         f'--num_eval_steps={num_eval_steps}',
+        *([f'--max_eval_episodes={EVAL_EPISODES[run.environment]}'] if run.environment in EVAL_EPISODES else []),
         f'--results_csv_path={run.results_csv}',
         f'--checkpoint_dir={run.checkpoint_dir}',
         f'--train_dir={run.directory}',  # the experiment's config.json and log go beside the run's files

@@ -124,6 +124,7 @@ class RunSettings:
     save_best_metric: str = 'none'  # the flag's default is eval_return
     save_best_after: int = 0
     save_replay: bool = False
+    max_eval_episodes: int = 0  # > 0: an evaluation ends once this many episodes have ended
     config_flags: Optional[dict[str, Any]] = None  # what config.json keeps as the flags, when not `flags` (see `prepare`)
 
     @classmethod
@@ -160,6 +161,7 @@ class RunSettings:
             save_best_metric=core.save_best_metric,
             save_best_after=int(core.save_best_after),
             save_replay=bool(core.save_replay),
+            max_eval_episodes=int(core.max_eval_episodes),
             config_flags=settings.flag_values(),
         )
 
@@ -861,8 +863,9 @@ class Experiment:
         self.say(f'new best {metric_name} {metric:.2f} at iteration {row["iteration"]}: {self._best_path()}')
 
     def evaluate(self, actor: Any, env: Any) -> dict[str, float]:
-        """Plays `num_eval_steps` with the greedy `actor` from a fresh reset; logs whole episodes under eval/. A stop
-        request ends it early (the iteration then reports no evaluation)."""
+        """Plays `num_eval_steps` with the greedy `actor` from a fresh reset, or fewer once `max_eval_episodes` episodes
+        have ended; logs whole episodes under eval/. A stop request ends it early (the iteration then reports no
+        evaluation)."""
         self._require_begun()
         start = time.monotonic()
         budget = self.settings.num_eval_steps
@@ -875,7 +878,14 @@ class Experiment:
                 progress.update(steps, math.nan)
 
         with one_torch_thread():
-            played = play_episodes(actor, env, budget, stop=lambda: bool(self.stop_request) or self._time_budget_spent(), report=report)
+            played = play_episodes(
+                actor,
+                env,
+                budget,
+                stop=lambda: bool(self.stop_request) or self._time_budget_spent(),
+                max_episodes=self.settings.max_eval_episodes,
+                report=report,
+            )
         if progress is not None:
             progress.close()
         if self.stop_request:

@@ -135,6 +135,7 @@ class Common(Settings):
     num_iterations: int = setting(10, 'Training iterations; each trains, checkpoints, then evaluates.', lower=0, theme='training')
     num_train_steps: int = setting(50_000, 'Environment steps per training iteration (all environments together).', lower=0, theme='training')
     num_eval_steps: int = setting(5_000, 'Environment steps of greedy evaluation after each iteration (0 skips evaluation).', lower=0, theme='training')
+    max_eval_episodes: int = setting(0, 'End each greedy evaluation once this many whole episodes have ended, within --num_eval_steps (0: play all of them).', lower=0, theme='training')
     discount: float = setting(0.99, 'Discount factor gamma.', lower=0.0, upper=1.0, theme='training')
     learning_rate: float = setting(3e-4, 'Adam learning rate.', lower=0.0, theme='training')
     max_grad_norm: float = setting(0.5, 'Clip the global gradient norm to this (0 disables).', lower=0.0, theme='training')
@@ -284,8 +285,9 @@ VALUE_ATARI: dict[str, Any] = dict(
 )  # fmt: skip
 
 # The budget of every agent's Pong preset: 2M agent steps (8M frames) as 20 iterations of 100k, each followed by a
-# greedy evaluation of at most 20k agent steps (whole games only: 2 to 20 of them).
-PONG_BUDGET: dict[str, Any] = dict(num_iterations=20, num_train_steps=100_000, num_eval_steps=20_000)
+# greedy evaluation of whole games: 10 of them, or fewer when they are long, within 27,000 agent steps (108,000 frames,
+# the longest a game may last), so that one game always ends: close games between two good players last over 10,000.
+PONG_BUDGET: dict[str, Any] = dict(num_iterations=20, num_train_steps=100_000, num_eval_steps=27_000, max_eval_episodes=10)
 
 # The tuned settings of DQN's presets, which the rest of its family's presets start from (benchmarks/NOTEBOOK.md, "Presets").
 # rl-baselines3-zoo's CartPole settings (Adam 2.3e-3, batch 64, 100k replay, learning from 1k steps, epsilon 1 -> 0.04

@@ -90,6 +90,14 @@ def test_run_modules_of_agents_and_of_the_a2c_gradient_variant():
     assert learning.run_module('a2c_grad', 'LunarLander-v3') == 'deep_rl_zoo.a2c.run_classic_grad'
 
 
+def test_pong_runs_evaluate_up_to_ten_whole_games_within_the_longest_game():
+    args = learning.parse_args(['--agents', 'dqn', '--environments', 'Pong', '--max_steps', '200000', '--eval_every', '100000'])
+    pong = learning.command_line(learning.Run('dqn', 'Pong', 1, Path('/tmp/run')), args)
+    assert '--num_eval_steps=27000' in pong and '--max_eval_episodes=10' in pong
+    cartpole = learning.command_line(learning.Run('dqn', 'CartPole-v1', 1, Path('/tmp/run')), args)
+    assert '--num_eval_steps=2500' in cartpole and not any(part.startswith('--max_eval_episodes') for part in cartpole)
+
+
 def _write_run(directory: Path, evals: list[float], seconds: list[float]) -> learning.Run:
     run = learning.Run('ppo', 'CartPole-v1', len(evals), directory)
     directory.mkdir(parents=True)

@@ -303,6 +303,21 @@ def test_evaluate_logs_whole_episodes(tmp_path):
     assert result['episode_steps'] == pytest.approx(np.mean(expected))
 
 
+def test_evaluate_ends_after_max_eval_episodes_within_its_steps(tmp_path):
+    expected = episode_lengths_by_hand(200)
+    assert len(expected) > 3  # always pushing left ends a CartPole episode in about ten steps
+    experiment = Experiment(settings(tmp_path, num_eval_steps=200, max_eval_episodes=3), VECTOR_ENV).begin()
+    env = cartpole()
+    try:
+        result = experiment.evaluate(AlwaysLeft(), env)
+    finally:
+        env.close()
+        experiment.close()
+    assert result['num_episodes'] == 3
+    assert result['episode_return'] == pytest.approx(np.mean(expected[:3]))
+    assert result['episode_steps'] == pytest.approx(np.mean(expected[:3]))
+
+
 class NoopLogits(torch.nn.Module):
     """An Atari policy whose most likely action is always NOOP (action 0): a greedy policy that never fires."""
 

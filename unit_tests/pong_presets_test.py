@@ -1,6 +1,6 @@
 """Every agent's Pong preset (`PRESETS['Pong']` of deep_rl_zoo/<agent>/settings.py): it exists for all 21 run_atari
 scripts, is settings of their Atari kind with values in every flag's bounds (absl's validators and the settings' own
-check), and trains for the Pong budget (2M agent steps, evaluated every 100k). Each agent's Pong smoke run (its
+check), and trains for the Pong budget (2M agent steps, evaluated every 100k on up to 10 whole games). Each agent's Pong smoke run (its
 run_test) applies it end to end."""
 
 import importlib
@@ -24,6 +24,8 @@ def test_the_pong_preset_sets_only_flags_of_its_run_atari_with_accepted_values(p
     preset = importlib.import_module(f'deep_rl_zoo.{package}.settings').PRESETS['Pong']
     assert preset.environment_kind == 'atari' and preset.environment_name == 'Pong'
     assert preset.num_iterations * preset.num_train_steps == 2_000_000 and preset.num_train_steps == 100_000
+    # Evaluations of 10 whole games, fewer when they are long: within the longest a game may last (108,000 frames).
+    assert (preset.max_eval_episodes, preset.num_eval_steps, preset.max_episode_frames) == (10, 27_000, 108_000)
     preset.validate()
     with flags.script_flags(f'deep_rl_zoo.{package}.run_atari'):
         for name, value in preset.flag_values().items():
