@@ -289,30 +289,29 @@ def test_experiment_refuses_checkpoint_of_other_environment(tmp_path):
             ), VECTOR_ENV)
 
 
-def test_evaluate_logs_whole_episodes(tmp_path):
-    experiment = Experiment(settings(tmp_path, num_eval_steps=60), VECTOR_ENV).begin()
-    expected = episode_lengths_by_hand(60)
+def evaluate_always_left(tmp_path, **overrides):
+    """An evaluation of always pushing left on CartPole by an experiment of `settings(tmp_path, **overrides)`."""
+    experiment = Experiment(settings(tmp_path, **overrides), VECTOR_ENV).begin()
     env = cartpole()
     try:
-        result = experiment.evaluate(AlwaysLeft(), env)
+        return experiment.evaluate(AlwaysLeft(), env)
     finally:
         env.close()
         experiment.close()
+
+
+def test_evaluate_logs_whole_episodes(tmp_path):
+    result = evaluate_always_left(tmp_path, num_eval_steps=60)
+    expected = episode_lengths_by_hand(60)
     assert result['num_episodes'] == len(expected)
     assert result['episode_return'] == pytest.approx(np.mean(expected))
     assert result['episode_steps'] == pytest.approx(np.mean(expected))
 
 
 def test_evaluate_ends_after_max_eval_episodes_within_its_steps(tmp_path):
+    result = evaluate_always_left(tmp_path, num_eval_steps=200, max_eval_episodes=3)
     expected = episode_lengths_by_hand(200)
     assert len(expected) > 3  # always pushing left ends a CartPole episode in about ten steps
-    experiment = Experiment(settings(tmp_path, num_eval_steps=200, max_eval_episodes=3), VECTOR_ENV).begin()
-    env = cartpole()
-    try:
-        result = experiment.evaluate(AlwaysLeft(), env)
-    finally:
-        env.close()
-        experiment.close()
     assert result['num_episodes'] == 3
     assert result['episode_return'] == pytest.approx(np.mean(expected[:3]))
     assert result['episode_steps'] == pytest.approx(np.mean(expected[:3]))
