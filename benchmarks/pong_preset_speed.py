@@ -1,0 +1,146 @@
+"""What each agent's Pong run costs on this machine: the agent steps/s of its Pong preset and the hours of training its
+2M agent steps would take (issue 22).
+
+    python -m benchmarks.pong_preset_speed                                  # all 21 agents, about 30 minutes
+    python -m benchmarks.pong_preset_speed --agents dqn,sac --seconds 120
+
+Each agent's `run_atari --environment_name=Pong` (its preset; no evaluation, no TensorBoard) trains for `--seconds`
+(`--train_for_seconds`), one agent after another, never two at once. Its progress lines (one every 10 s) are stamped
+as they arrive; the rate is the agent steps from the first line past `--warmup_seconds` (start-up, the replay agents'
+first few hundred steps before learning, the curiosity agents' observation statistics) to the last line before the
+run's end. The table gives each agent's rate, the hours 2M agent steps take at it (training only: the greedy
+evaluations come on top) and the learner steps the run made: a run with fewer than `--min_learner_steps` timed its
+acting alone, so it gets no hours. R2D2, NGU and Agent57 fill a replay of sequences before their learner starts and
+the actors run ahead of it at first, so a short window overstates their rate: they are measured apart, with
+`--agents r2d2,ngu,agent57 --seconds 300 --warmup_seconds 150`. Run it on a quiet machine: the rates of a busy 2-core machine are low.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import os
+import platform
+import re
+import shutil
+import sys
+from pathlib import Path
+from typing import Optional
+
+from benchmarks.atari_throughput import run_stamped
+from benchmarks.dqn_atari_throughput import learning_phase_rate, load_average, ours_marks
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+AGENTS = sorted(path.parent.name for path in (REPO_ROOT / 'deep_rl_zoo').glob('*/run_atari.py'))
+PONG_BUDGET_STEPS = 2_000_000
+_STAMPED = re.compile(r'^\[\s*([0-9.]+)\] (.*)$')  # a log line of `run_stamped`: seconds since launch, then the line
+
+
+def measure(agent: str, args: argparse.Namespace, run_dir: Path) -> dict[str, float]:
+    """The agent's Pong preset for `args.seconds`: its steady agent steps/s and the learner steps it made."""
+    if run_dir.exists():
+        shutil.rmtree(run_dir)
+    run_dir.mkdir(parents=True)
+    command = [
+        sys.executable, '-u', '-m', f'deep_rl_zoo.{agent}.run_atari', '--environment_name=Pong', '--num_iterations=1',
+        f'--num_train_steps={PONG_BUDGET_STEPS}', f'--train_for_seconds={args.seconds}', '--num_eval_steps=0', '--nouse_tensorboard',
+        f'--seed={args.seed}', f'--results_csv_path={run_dir / "results.csv"}', f'--checkpoint_dir={run_dir / "checkpoints"}',
+        f'--train_dir={run_dir}',
+    ]  # fmt: skip
+    print(f'{agent}: {" ".join(command[3:])}', flush=True)
+    _, _, returncode = run_stamped(command, REPO_ROOT, run_dir / 'log.txt')
+    if returncode != 0:
+        raise SystemExit(f'error: {agent} exited with code {returncode}; see {run_dir / "log.txt"}')
+    return read_run(agent, args, run_dir)
+
+
+def read_run(agent: str, args: argparse.Namespace, run_dir: Path) -> dict[str, float]:
+    """The rate and learner steps of an agent's run from its directory: the stamped log and the results row."""
+    log = run_dir / 'log.txt'
+    if not log.is_file():
+        raise SystemExit(f'error: no run of {agent} in {run_dir} to --reuse')
+    stamped = []
+    for line in log.read_text(encoding='utf-8').splitlines():
+        match = _STAMPED.match(line)
+        if match:
+            stamped.append((float(match.group(1)), match.group(2)))
+    marks = [(at, steps) for at, steps in ours_marks(stamped) if at >= args.warmup_seconds]
+    rate = learning_phase_rate(marks, 0)
+    with open(run_dir / 'results.csv', newline='', encoding='utf-8') as file:
+        rows = list(csv.DictReader(file))
+    learner_steps = float(rows[-1]['learner_steps']) if rows else math.nan
+    print(f'{agent}: {rate:,.1f} agent steps/s over {marks[-1][0] - marks[0][0] if len(marks) > 1 else 0:.0f} s, {learner_steps:,.0f} learner steps', flush=True)
+    return {'rate': rate, 'learner_steps': learner_steps}
+
+
+def cpu_name() -> str:
+    """The CPU's model name and whether it has bfloat16 hardware (the DQN family's presets use it where it has)."""
+    try:
+        with open('/proc/cpuinfo', encoding='utf-8') as file:
+            text = file.read()
+    except OSError:
+        return platform.processor() or 'unknown CPU'
+    model = next((line.split(':', 1)[1].strip() for line in text.splitlines() if line.startswith('model name')), 'unknown CPU')
+    bf16 = 'with' if ('avx512_bf16' in text or 'amx_bf16' in text) else 'without'
+    return f'{model}, {os.cpu_count()} cores, {bf16} bfloat16 hardware'
+
+
+def table(results: dict[str, dict[str, float]], args: argparse.Namespace, loads: tuple[str, str]) -> str:
+    lines = [
+        '# Pong presets: agent steps/s and the hours of a 2M-step run on this machine',
+        '',
+        '`' + ' '.join(['python -m benchmarks.pong_preset_speed', *args.argv]) + '`',
+        '',
+        f'{cpu_name()}; load average before {loads[0]}, after {loads[1]}. Each agent\'s preset trained for {args.seconds:g} s '
+        f'(`--train_for_seconds`), the rate counted after its first {args.warmup_seconds:g} s; hours are training only '
+        '(greedy evaluations every 100k add to them).',
+        '',
+        '| agent | agent steps/s | hours for 2M agent steps | learner steps in the window\'s run |',
+        '|---|---:|---:|---:|',
+    ]
+    for agent, result in results.items():
+        rate = result['rate']
+        if result['learner_steps'] < args.min_learner_steps:  # the window timed acting alone: no cost of a whole run
+            hours = 'not measured: too few learner steps'
+        else:
+            hours = f'{PONG_BUDGET_STEPS / rate / 3600:.1f}' if rate > 0 else 'nan'
+        lines.append(f'| {agent} | {rate:,.0f} | {hours} | {result["learner_steps"]:,.0f} |')
+    return '\n'.join(lines) + '\n'
+
+
+def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--agents', default=','.join(AGENTS), help='comma-separated agents (default: all 21)')
+    parser.add_argument('--seconds', type=int, default=75, help='training seconds of each agent (start-up excluded)')
+    parser.add_argument('--warmup_seconds', type=int, default=30, help='seconds from launch before the rate is counted')
+    parser.add_argument('--min_learner_steps', type=int, default=1, help='fewer learner steps in the run: its rate is acting alone, no hours given')
+    parser.add_argument('--seed', type=int, default=1)
+    parser.add_argument('--reuse', action='store_true', help="remake the table from the runs in --raw_dir instead of training")
+    parser.add_argument('--out', default='benchmarks/results/pong_preset_speed.md', help='markdown file of the table')
+    parser.add_argument('--raw_dir', default='benchmarks/results/raw/pong_preset_speed', help="each agent's run directory and log")
+    args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)
+    unknown = [agent for agent in args.agents.split(',') if agent not in AGENTS]
+    if unknown:
+        parser.error(f'--agents: no run_atari for {", ".join(unknown)} (agents: {", ".join(AGENTS)})')
+    if args.warmup_seconds >= args.seconds:
+        parser.error(f'--warmup_seconds ({args.warmup_seconds:g}) must be below --seconds ({args.seconds:g})')
+    return args
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    args = parse_args(argv)
+    before = 'not known (--reuse)' if args.reuse else load_average()
+    take = read_run if args.reuse else measure
+    results = {agent: take(agent, args, Path(args.raw_dir) / agent) for agent in args.agents.split(',')}
+    text = table(results, args, (before, before if args.reuse else load_average()))
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(text, encoding='utf-8')
+    print(text)
+    print(f'wrote {args.out}')
+    return 0
+
+
+if __name__ == '__main__':
+    raise SystemExit(main())
