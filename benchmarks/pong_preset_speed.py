@@ -12,7 +12,8 @@ run's end. The table gives each agent's rate, the hours 2M agent steps take at i
 evaluations come on top) and the learner steps the run made: a run with fewer than `--min_learner_steps` timed its
 acting alone, so it gets no hours. R2D2, NGU and Agent57 fill a replay of sequences before their learner starts and
 the actors run ahead of it at first, so a short window overstates their rate: they are measured apart, with
-`--agents r2d2,ngu,agent57 --seconds 300 --warmup_seconds 150`. Run it on a quiet machine: the rates of a busy 2-core machine are low.
+`--agents r2d2,ngu,agent57 --seconds 300 --warmup_seconds 150 --out benchmarks/results/pong_preset_speed_sequences.md
+--raw_dir benchmarks/results/raw/pong_preset_speed_sequences`. Run it on a quiet machine: the rates of a busy 2-core machine are low.
 """
 
 from __future__ import annotations
