@@ -167,6 +167,19 @@ def median_run(runs: list[dict[str, float]]) -> dict[str, float]:
     return {**median, 'steady_runs': [run['steady'] for run in runs]}
 
 
+_STAMPED_LINE = re.compile(r'^\[\s*([0-9.]+)\] (.*)$')  # a line of `run_stamped`'s log: seconds since launch, then the line
+
+
+def read_stamped(log_path: Path) -> list[tuple[float, str]]:
+    """The (seconds since launch, line) pairs of a log that `run_stamped` wrote."""
+    stamped = []
+    for line in log_path.read_text(encoding='utf-8').splitlines():
+        match = _STAMPED_LINE.match(line)
+        if match:
+            stamped.append((float(match.group(1)), match.group(2)))
+    return stamped
+
+
 def run_stamped(command: list[str], cwd: Path, log_path: Path, environment: Optional[dict[str, str]] = None) -> tuple[list[tuple[float, str]], float, int]:
     """Runs `command`, stamping each output line with the seconds since launch as it arrives (also written to
     `log_path`); returns the stamped lines, the seconds the process ran and its exit code. Interrupted, the process

@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import Optional
 
 from benchmarks import training_success
+from deep_rl_zoo import settings
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -79,15 +80,14 @@ EVAL_STEPS = {
     'Pendulum-v1': 1_000,
     'MountainCar-v0': 1_000,
     'Acrobot-v1': 2_500,
-    'Pong': 27_000,  # the longest a game may last (108,000 frames), so that one whole game always ends; see EVAL_EPISODES
+    'Pong': settings.PONG_BUDGET['num_eval_steps'],  # the presets': up to 10 whole games within the longest a game may last
     'MiniGrid-DoorKey-5x5-v0': 1_250,  # max_steps = 10 x 5 x 5 = 250
     'MiniGrid-DoorKey-8x8-v0': 3_200,  # max_steps 640
     'MiniGrid-KeyCorridorS3R1-v0': 1_350,  # max_steps 270
 }
 DEFAULT_EVAL_STEPS = 5_000  # MuJoCo tasks: five 1,000-step episodes
-# Whole episodes after which an evaluation ends within its steps (--max_eval_episodes): a losing Pong game lasts about
-# 800 agent steps, a close one between good players over 10,000.
-EVAL_EPISODES = {'Pong': 10}
+# Whole episodes after which an evaluation ends within its steps (--max_eval_episodes), as the Pong presets evaluate.
+EVAL_EPISODES = {'Pong': settings.PONG_BUDGET['max_eval_episodes']}
 # Agents whose run scripts sit in another package: name -> (package, suffix of the run script).
 VARIANTS = {'a2c_grad': ('a2c', '_grad'), 'ppo_plain': ('ppo_icm', ''), 'ngu_plain': ('ngu', '')}
 # Flags a variant adds. ppo_plain is PPO-ICM's run script with the curiosity reward off: PPO with the network and

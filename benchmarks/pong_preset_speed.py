@@ -23,19 +23,21 @@ import csv
 import math
 import os
 import platform
-import re
 import shutil
 import sys
 from pathlib import Path
 from typing import Optional
 
-from benchmarks.atari_throughput import run_stamped
+import torch
+
+from benchmarks.atari_throughput import read_stamped, run_stamped
 from benchmarks.dqn_atari_throughput import learning_phase_rate, load_average, ours_marks
+from deep_rl_zoo import settings
+from deep_rl_zoo.networks.common import bf16_is_native
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 AGENTS = sorted(path.parent.name for path in (REPO_ROOT / 'deep_rl_zoo').glob('*/run_atari.py'))
-PONG_BUDGET_STEPS = 2_000_000
-_STAMPED = re.compile(r'^\[\s*([0-9.]+)\] (.*)$')  # a log line of `run_stamped`: seconds since launch, then the line
+PONG_BUDGET_STEPS = settings.PONG_BUDGET['num_iterations'] * settings.PONG_BUDGET['num_train_steps']
 
 
 def measure(agent: str, args: argparse.Namespace, run_dir: Path) -> dict[str, float]:
@@ -61,12 +63,7 @@ def read_run(agent: str, args: argparse.Namespace, run_dir: Path) -> dict[str, f
     log = run_dir / 'log.txt'
     if not log.is_file():
         raise SystemExit(f'error: no run of {agent} in {run_dir} to --reuse')
-    stamped = []
-    for line in log.read_text(encoding='utf-8').splitlines():
-        match = _STAMPED.match(line)
-        if match:
-            stamped.append((float(match.group(1)), match.group(2)))
-    marks = [(at, steps) for at, steps in ours_marks(stamped) if at >= args.warmup_seconds]
+    marks = [(at, steps) for at, steps in ours_marks(read_stamped(log)) if at >= args.warmup_seconds]
     rate = learning_phase_rate(marks, 0)
     with open(run_dir / 'results.csv', newline='', encoding='utf-8') as file:
         rows = list(csv.DictReader(file))
@@ -83,7 +80,7 @@ def cpu_name() -> str:
     except OSError:
         return platform.processor() or 'unknown CPU'
     model = next((line.split(':', 1)[1].strip() for line in text.splitlines() if line.startswith('model name')), 'unknown CPU')
-    bf16 = 'with' if ('avx512_bf16' in text or 'amx_bf16' in text) else 'without'
+    bf16 = 'with' if bf16_is_native(torch.device('cpu')) else 'without'
     return f'{model}, {os.cpu_count()} cores, {bf16} bfloat16 hardware'
 
 
