@@ -341,3 +341,17 @@ def test_a_state_of_another_network_layout_is_refused_in_one_line():
 
     with pytest.raises(RuntimeError, match='something else'):  # not a layout mismatch: not hidden
         checkpoint.load_state(Failing(), {}, 'checkpoint x.ckpt')
+
+
+def test_a_state_that_lacks_a_part_the_agent_loads_is_refused_in_one_line():
+    # e.g. discrete SAC's checkpoints before its critics became one module ('critic_1', 'critic_2', ...).
+    class Agent:
+        def load_state_dict(self, state):
+            self.critics = state['critics']
+
+    with pytest.raises(checkpoint.CheckpointError) as caught:
+        checkpoint.load_state(Agent(), {'network': {}, 'critic_1': {}}, 'the checkpoint this run resumes from')
+    assert str(caught.value) == (
+        "the checkpoint this run resumes from holds no 'critics' that this version of the agent loads (it holds network, "
+        "critic_1): retrain with this version, or use the version that wrote it"
+    )

@@ -193,7 +193,7 @@ def nature_cnn_policy(num_actions: int, frame_stack: int = 4) -> CategoricalPoli
     return CategoricalPolicy(NatureCnnTorso(frame_stack), num_actions)
 
 
-def _discrete_inputs(env, agent_name: str) -> tuple[tuple[int, ...], int]:
+def discrete_inputs(env, agent_name: str) -> tuple[tuple[int, ...], int]:
     """(observation shape, number of actions) of `env`; continuous actions are refused, naming `agent_name`."""
     action_space = env.single_action_space
     if action_space.shape:
@@ -204,7 +204,7 @@ def _discrete_inputs(env, agent_name: str) -> tuple[tuple[int, ...], int]:
 def actor_critic_for(env, agent_name: str) -> CategoricalActorCritic:
     """The categorical actor-critic of the policy-gradient agents for `env` (a vector environment): one Nature CNN
     torso under both heads for Atari frame stacks, separate tanh MLPs for vector observations."""
-    observation_shape, num_actions = _discrete_inputs(env, agent_name)
+    observation_shape, num_actions = discrete_inputs(env, agent_name)
     if len(observation_shape) == 3:
         return nature_cnn_actor_critic(num_actions, observation_shape[0])
     return mlp_actor_critic(observation_shape[0], num_actions)
@@ -213,7 +213,7 @@ def actor_critic_for(env, agent_name: str) -> CategoricalActorCritic:
 def policy_for(env, agent_name: str) -> CategoricalPolicy:
     """A categorical policy without value head for `env`: the Nature CNN for Atari frame stacks, a tanh MLP for
     vector observations."""
-    observation_shape, num_actions = _discrete_inputs(env, agent_name)
+    observation_shape, num_actions = discrete_inputs(env, agent_name)
     if len(observation_shape) == 3:
         return nature_cnn_policy(num_actions, observation_shape[0])
     return mlp_policy(observation_shape[0], num_actions)
@@ -222,7 +222,7 @@ def policy_for(env, agent_name: str) -> CategoricalPolicy:
 def recurrent_actor_critic_for(env, agent_name: str, torso: nn.Module | None = None, core_size: int = 256) -> RecurrentActorCritic:
     """`RecurrentActorCritic` for `env` (a vector environment): `torso`, or by default the Nature CNN for Atari frame
     stacks and a tanh MLP (64, 64) for vector observations, under an LSTM core of `core_size` units."""
-    observation_shape, num_actions = _discrete_inputs(env, agent_name)
+    observation_shape, num_actions = discrete_inputs(env, agent_name)
     if torso is None:
         torso = NatureCnnTorso(observation_shape[0]) if len(observation_shape) == 3 else MlpTorso(observation_shape[0], (64, 64), nn.Tanh)
     return RecurrentActorCritic(torso, num_actions, core_size)

@@ -31,6 +31,12 @@ are left out of the target, a small bias while alpha is small, for much faster c
 
 Each of the three has its own Adam optimizer. Only the policy is sent to the actors (`network`); the greedy
 evaluation plays its most likely action.
+
+The paper's policy and critics are three networks with three torsos. With --shared_torso (the Pong preset, as in
+Tianshou's Atari discrete SAC example) one torso carries the policy's head and both critics' heads: the critics' loss
+trains it, and the policy reads its features without a gradient (the encoder of SAC-AE, Yarats et al. 2019, and
+DrQ, Kostrikov et al. 2020), so a gradient step runs a torso 4 times forwards and once backwards instead of 6 and 3
+times.
 """
 
 import math
@@ -42,21 +48,66 @@ from torch import nn
 from deep_rl_zoo import main_loop, trackers
 from deep_rl_zoo import replay as replay_lib
 from deep_rl_zoo.gym_env import VectorEnvironment
-from deep_rl_zoo.networks.policy import CategoricalPolicy, policy_for
-from deep_rl_zoo.networks.value import QNetwork, mlp_q_network, nature_cnn_q_network
+from deep_rl_zoo.networks.common import MlpTorso, NatureCnnTorso
+from deep_rl_zoo.networks.policy import CategoricalPolicy, discrete_inputs, policy_for
+from deep_rl_zoo.networks.value import mlp_q_network, nature_cnn_q_network
 from deep_rl_zoo.replay_agent import batch_tensors, build_replay, frozen_copy
 from deep_rl_zoo.rollouts import TransitionActor, transition_spec
 from deep_rl_zoo.sac.settings import SacSettings
 from deep_rl_zoo.soft_actor_critic import discrete_target_entropy, soft_policy_loss, soft_q_learning, temperature_loss
 
-__all__ = ['SacLearner', 'build_actor', 'build_learner', 'make_critic', 'make_network', 'transition_spec', 'train']
+__all__ = [
+    'FeaturesWithoutGradient', 'SacLearner', 'SharedTorsoCritics', 'TwinCritics', 'build_actor', 'build_learner', 'make_critics',
+    'make_network', 'transition_spec', 'train',
+]  # fmt: skip
+
+
+class TwinCritics(nn.Module):
+    """(Q_1(s, .), Q_2(s, .)) from two critics with torsos of their own (the paper's)."""
+
+    def __init__(self, critic_1: nn.Module, critic_2: nn.Module):
+        super().__init__()
+        self.critic_1 = critic_1
+        self.critic_2 = critic_2
+
+    def forward(self, observation: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.critic_1(observation), self.critic_2(observation)
+
+
+class SharedTorsoCritics(nn.Module):
+    """(Q_1(s, .), Q_2(s, .)) as two linear heads on one torso, run once per batch (--shared_torso)."""
+
+    def __init__(self, torso: nn.Module, num_actions: int):
+        super().__init__()
+        self.torso = torso
+        self.head_1 = nn.Linear(torso.output_size, num_actions)
+        self.head_2 = nn.Linear(torso.output_size, num_actions)
+
+    def forward(self, observation: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        features = self.torso(observation)
+        return self.head_1(features), self.head_2(features)
+
+
+class FeaturesWithoutGradient(nn.Module):
+    """`torso`'s features computed without a gradient: the policy's view of the critics' torso (--shared_torso),
+    so the policy's loss trains its head only (SAC-AE, Yarats et al. 2019)."""
+
+    def __init__(self, torso: nn.Module):
+        super().__init__()
+        self.torso = torso
+        self.output_size = torso.output_size
+
+    def forward(self, observation: torch.Tensor) -> torch.Tensor:
+        with torch.no_grad():
+            return self.torso(observation)
 
 
 class SacLearner:
     """Replay and discrete-SAC gradient steps on the learner side (see the module docstring).
 
-    `update(buffers)` takes one buffer of `transition_spec` steps from each actor. `learner_steps` counts gradient
-    steps. The checkpoint state holds every network, target, optimizer, log alpha and counter, but NOT the replay:
+    `policy` is what the actors act with; `critics(s)` gives (Q_1(s, .), Q_2(s, .)) and may share parameters with
+    it (--shared_torso): the policy's optimizer takes only the parameters the critics do not hold. `update(buffers)`
+    takes one buffer of `transition_spec` steps from each actor. `learner_steps` counts gradient steps. The checkpoint state holds every network, target, optimizer, log alpha and counter, but NOT the replay:
     a resumed run refills it to `min_replay_size` before it learns again.
     """
 
@@ -65,8 +116,7 @@ class SacLearner:
     def __init__(
         self,
         policy: nn.Module,
-        critic_1: nn.Module,
-        critic_2: nn.Module,
+        critics: nn.Module,
         replay: replay_lib.UniformReplay,
         num_actions: int,
         learning_rate: float,
@@ -88,15 +138,15 @@ class SacLearner:
         if not initial_temperature > 0:
             raise ValueError(f'--initial_temperature must be > 0 (it is learned as log alpha), got {initial_temperature}')
         self.network = policy.to(device)  # what actors act with: the only parameters broadcast to them
-        self.critic_1 = critic_1.to(device)
-        self.critic_2 = critic_2.to(device)
-        self.target_critic_1 = frozen_copy(self.critic_1)
-        self.target_critic_2 = frozen_copy(self.critic_2)
+        self.critics = critics.to(device)
+        self.target_critics = frozen_copy(self.critics)
+        critic_parameters = {id(parameter) for parameter in self.critics.parameters()}
+        self.policy_parameters = [parameter for parameter in self.network.parameters() if id(parameter) not in critic_parameters]
         self.log_alpha = torch.tensor(math.log(initial_temperature), device=device, requires_grad=True)
         self.learn_temperature = learn_temperature
         options = dict(lr=learning_rate, eps=adam_eps) if optimizer is torch.optim.Adam else dict(lr=learning_rate)
-        self.policy_optimizer = optimizer(self.network.parameters(), **options)
-        self.critic_optimizer = optimizer([*self.critic_1.parameters(), *self.critic_2.parameters()], **options)
+        self.policy_optimizer = optimizer(self.policy_parameters, **options)
+        self.critic_optimizer = optimizer(self.critics.parameters(), **options)
         self.temperature_optimizer = optimizer([self.log_alpha], **options)
         self.replay = replay
         self.target_entropy = discrete_target_entropy(num_actions, target_entropy_ratio)
@@ -142,19 +192,19 @@ class SacLearner:
         alpha = self.alpha
 
         # 1. Critics: soft Bellman residual against the target critics' soft value at s_t.
-        q1_tm1, q2_tm1 = self.critic_1(batch.s_tm1), self.critic_2(batch.s_tm1)
+        q1_tm1, q2_tm1 = self.critics(batch.s_tm1)
         with torch.no_grad():
             logits_t = self.network(batch.s_t).logits
-            q1_t, q2_t = self.target_critic_1(batch.s_t), self.target_critic_2(batch.s_t)
+            q1_t, q2_t = self.target_critics(batch.s_t)
         q = soft_q_learning(q1_tm1, q2_tm1, batch.a_tm1, batch.r_t, batch.discount_t, logits_t, q1_t, q2_t, alpha)
         q_loss = q.loss.mean()
-        critic_grad_norm = self._step(self.critic_optimizer, q_loss, [*self.critic_1.parameters(), *self.critic_2.parameters()])
+        critic_grad_norm = self._step(self.critic_optimizer, q_loss, list(self.critics.parameters()))
 
         # 2. Policy: KL projection onto exp(min Q / alpha), the critics' values held constant.
         logits_tm1 = self.network(batch.s_tm1).logits
         policy = soft_policy_loss(logits_tm1, q1_tm1.detach(), q2_tm1.detach(), alpha)
         policy_loss = policy.loss.mean()
-        policy_grad_norm = self._step(self.policy_optimizer, policy_loss, list(self.network.parameters()))
+        policy_grad_norm = self._step(self.policy_optimizer, policy_loss, self.policy_parameters)
 
         # 3. Temperature: log alpha rises while the policy's entropy is below the target, falls while above.
         temperature = temperature_loss(logits_tm1, self.log_alpha, self.target_entropy)
@@ -190,9 +240,7 @@ class SacLearner:
     @torch.no_grad()
     def update_target_critics(self) -> None:
         """Qbar <- tau Q + (1 - tau) Qbar for both critics (tau = 1: a copy)."""
-        online = [*self.critic_1.parameters(), *self.critic_2.parameters()]
-        target = [*self.target_critic_1.parameters(), *self.target_critic_2.parameters()]
-        torch._foreach_lerp_(target, online, self.target_smoothing_coef)
+        torch._foreach_lerp_(list(self.target_critics.parameters()), list(self.critics.parameters()), self.target_smoothing_coef)
 
     def learner_statistics(self) -> dict[str, float]:
         return self.statistics.means()
@@ -204,10 +252,8 @@ class SacLearner:
         """Networks, targets, optimizers, log alpha and counters; the replay is not saved (see the class docstring)."""
         return {
             'network': self.network.state_dict(),
-            'critic_1': self.critic_1.state_dict(),
-            'critic_2': self.critic_2.state_dict(),
-            'target_critic_1': self.target_critic_1.state_dict(),
-            'target_critic_2': self.target_critic_2.state_dict(),
+            'critics': self.critics.state_dict(),
+            'target_critics': self.target_critics.state_dict(),
             'policy_optimizer': self.policy_optimizer.state_dict(),
             'critic_optimizer': self.critic_optimizer.state_dict(),
             'temperature_optimizer': self.temperature_optimizer.state_dict(),
@@ -219,8 +265,8 @@ class SacLearner:
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.network.load_state_dict(state['network'])
-        for name in ('critic_1', 'critic_2', 'target_critic_1', 'target_critic_2'):
-            getattr(self, name).load_state_dict(state[name])
+        self.critics.load_state_dict(state['critics'])
+        self.target_critics.load_state_dict(state['target_critics'])
         with torch.no_grad():
             self.log_alpha.copy_(state['log_alpha'])
         for name in ('policy_optimizer', 'critic_optimizer', 'temperature_optimizer'):
@@ -232,27 +278,33 @@ class SacLearner:
 
 def make_network(env: VectorEnvironment, settings: SacSettings) -> CategoricalPolicy:
     """The policy: a Nature CNN and logits for Atari frames, a tanh MLP for vector observations; the head starts
-    near uniform (small-gain initialisation)."""
-    return policy_for(env, 'discrete SAC')
+    near uniform (small-gain initialisation). With --shared_torso its torso is the critics' (a Nature CNN, or a ReLU
+    MLP of 128 x 128), read without a gradient."""
+    if not settings.shared_torso:
+        return policy_for(env, 'discrete SAC')
+    observation_shape, num_actions = discrete_inputs(env, 'discrete SAC')
+    torso = NatureCnnTorso(observation_shape[0]) if len(observation_shape) == 3 else MlpTorso(observation_shape[0], (128, 128))
+    return CategoricalPolicy(FeaturesWithoutGradient(torso), num_actions)
 
 
-def make_critic(env: VectorEnvironment) -> QNetwork:
-    """One critic Q(s, .): the Nature DQN network for Atari frames (the paper's critics), a ReLU MLP otherwise."""
-    observation_shape, num_actions = env.single_observation_space.shape, env.single_action_space.n
+def make_critics(network: CategoricalPolicy, env: VectorEnvironment, settings: SacSettings) -> nn.Module:
+    """The twin critics: the Nature DQN network for Atari frames (the paper's critics) or a ReLU MLP otherwise, twice;
+    with --shared_torso two heads on the torso under the policy `network`."""
+    observation_shape, num_actions = env.single_observation_space.shape, int(env.single_action_space.n)
+    if settings.shared_torso:
+        return SharedTorsoCritics(network.torso.torso, num_actions)
     if len(observation_shape) == 3:
-        return nature_cnn_q_network(num_actions, observation_shape[0])
-    return mlp_q_network(observation_shape[0], num_actions)
+        return TwinCritics(nature_cnn_q_network(num_actions, observation_shape[0]), nature_cnn_q_network(num_actions, observation_shape[0]))
+    return TwinCritics(mlp_q_network(observation_shape[0], num_actions), mlp_q_network(observation_shape[0], num_actions))
 
 
 def build_learner(network: nn.Module, env: VectorEnvironment, settings: SacSettings, total_updates: int, device: torch.device) -> SacLearner:
     """A SAC learner from the run's `settings`: critics and replay are shaped by `env`'s spaces; the replay has one
     stream per actor environment."""
-    critic_1, critic_2 = make_critic(env), make_critic(env)
     replay = build_replay(env, settings, num_streams=settings.num_actors * settings.num_envs_per_actor)
     return SacLearner(
         network,
-        critic_1,
-        critic_2,
+        make_critics(network, env, settings),
         replay,
         int(env.single_action_space.n),
         learning_rate=settings.learning_rate,

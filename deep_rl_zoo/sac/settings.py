@@ -27,6 +27,9 @@ class SacSettings(settings.Common, settings.ActorsAndLearner, settings.Replay):
     target_smoothing_coef: float = settings.setting(
         1.0, 'tau of each target critic update: target <- tau online + (1 - tau) target (1 is a hard copy).', lower=0.0, upper=1.0
     )
+    shared_torso: bool = settings.setting(
+        False, "One torso under the policy and both critics, trained by the critics' loss only (the paper: three networks)."
+    )
 
 
 # 2 actors x 1 environment x 4 steps per update; one gradient step per 2 env steps once 1,000 are replayed; 3-step
@@ -51,9 +54,11 @@ PRESETS = settings.presets({
     # Tianshou's Atari discrete SAC example (examples/atari/atari_sac.py): 10 environments (2 actors x 5), Adam 1e-5,
     # a fixed temperature of 0.05 (the paper's automatic one at 0.98 log|A| keeps the policy near uniform), 3-step
     # returns, target critics moved by tau 0.005 after every gradient step, batches of 64 from a 100k replay, learning
-    # from 640 steps (its batch x environments), one gradient step per 10 env steps; for the Pong budget (2M env steps).
+    # from 640 steps (its batch x environments), one gradient step per 10 env steps, one Nature CNN torso under the
+    # policy and both critics (Tianshou's trains it by all three losses, ours by the critics'); for the Pong budget
+    # (2M env steps).
     'Pong': ATARI.replace(
-        **settings.PONG_BUDGET, num_envs_per_actor=5, learning_rate=1e-5, learn_temperature=False, initial_temperature=0.05, n_step=3,
+        **settings.PONG_BUDGET, shared_torso=True, num_envs_per_actor=5, learning_rate=1e-5, learn_temperature=False, initial_temperature=0.05, n_step=3,
         target_smoothing_coef=0.005, target_network_update_interval=1, batch_size=64, replay_capacity=100_000, min_replay_size=640,
         learn_interval=10, discount=0.99,
     ),

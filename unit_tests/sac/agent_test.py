@@ -4,6 +4,7 @@ time order with one stream per actor environment and the exact replay ratio, the
 final observation included) and a checkpoint round trip.
 """
 
+import copy
 import math
 
 import numpy as np
@@ -19,6 +20,7 @@ from deep_rl_zoo.replay import Transition
 from deep_rl_zoo.rollouts import TransitionActor
 from deep_rl_zoo.sac import agent
 from deep_rl_zoo.sac.settings import SacSettings
+from deep_rl_zoo.soft_actor_critic import soft_policy_loss, soft_q_learning
 
 LN2 = math.log(2.0)
 
@@ -59,21 +61,24 @@ class OneTransitionReplay:
         )
 
 
+LEARNER_SETTINGS = dict(
+    num_actions=2,
+    learning_rate=0.1,
+    batch_size=1,
+    min_replay_size=1,
+    learn_interval=1,
+    target_network_update_interval=1,
+    target_smoothing_coef=0.5,
+    target_entropy_ratio=0.5,
+    initial_temperature=1.0,
+    optimizer=torch.optim.SGD,
+)
+
+
 def make_learner(replay, **overrides):
-    settings = dict(
-        num_actions=2,
-        learning_rate=0.1,
-        batch_size=1,
-        min_replay_size=1,
-        learn_interval=1,
-        target_network_update_interval=1,
-        target_smoothing_coef=0.5,
-        target_entropy_ratio=0.5,
-        initial_temperature=1.0,
-        optimizer=torch.optim.SGD,
-    )
-    settings.update(overrides)
-    return agent.SacLearner(LinearPolicy(), linear_critic([[1.0, 0.0], [0.0, 1.0]]), linear_critic([[0.5, 2.0], [0.0, 3.0]]), replay, **settings)
+    settings = {**LEARNER_SETTINGS, **overrides}
+    critics = agent.TwinCritics(linear_critic([[1.0, 0.0], [0.0, 1.0]]), linear_critic([[0.5, 2.0], [0.0, 3.0]]))
+    return agent.SacLearner(LinearPolicy(), critics, replay, **settings)
 
 
 def test_one_gradient_step_moves_critics_policy_temperature_and_targets_as_worked_out_by_hand():
@@ -91,13 +96,13 @@ def test_one_gradient_step_moves_critics_policy_temperature_and_targets_as_worke
 
     y = 1.0 + 0.9 * (0.5 + LN2)
     td1, td2 = y - 1.0, y - 0.5
-    assert_close(learner.critic_1.weight, torch.tensor([[1.0 + 0.1 * td1, 0.0], [0.0, 1.0]]))
-    assert_close(learner.critic_2.weight, torch.tensor([[0.5 + 0.1 * td2, 2.0], [0.0, 3.0]]))
+    assert_close(learner.critics.critic_1.weight, torch.tensor([[1.0 + 0.1 * td1, 0.0], [0.0, 1.0]]))
+    assert_close(learner.critics.critic_2.weight, torch.tensor([[0.5 + 0.1 * td2, 2.0], [0.0, 3.0]]))
     assert_close(learner.network.policy_head.weight, torch.tensor([[0.0125, 0.0], [-0.0125, 0.0]]))
     assert_close(learner.log_alpha.detach(), torch.tensor(-0.05 * LN2))
-    assert_close(learner.target_critic_1.weight, torch.tensor([[1.0 + 0.05 * td1, 0.0], [0.0, 1.0]]))
-    assert_close(learner.target_critic_2.weight, torch.tensor([[0.5 + 0.05 * td2, 2.0], [0.0, 3.0]]))
-    assert not learner.target_critic_1.weight.requires_grad
+    assert_close(learner.target_critics.critic_1.weight, torch.tensor([[1.0 + 0.05 * td1, 0.0], [0.0, 1.0]]))
+    assert_close(learner.target_critics.critic_2.weight, torch.tensor([[0.5 + 0.05 * td2, 2.0], [0.0, 3.0]]))
+    assert not learner.target_critics.critic_1.weight.requires_grad
 
     statistics = learner.learner_statistics()
     assert learner.learner_steps == 1
@@ -113,12 +118,12 @@ def test_one_gradient_step_moves_critics_policy_temperature_and_targets_as_worke
 
 def test_a_hard_target_update_copies_the_critics_only_every_interval():
     learner = make_learner(OneTransitionReplay(), target_network_update_interval=2, target_smoothing_coef=1.0)
-    start = learner.target_critic_1.weight.clone()
+    start = learner.target_critics.critic_1.weight.clone()
     learner.learn()
-    assert torch.equal(learner.target_critic_1.weight, start)
+    assert torch.equal(learner.target_critics.critic_1.weight, start)
     learner.learn()
-    assert torch.equal(learner.target_critic_1.weight, learner.critic_1.weight)
-    assert torch.equal(learner.target_critic_2.weight, learner.critic_2.weight)
+    assert torch.equal(learner.target_critics.critic_1.weight, learner.critics.critic_1.weight)
+    assert torch.equal(learner.target_critics.critic_2.weight, learner.critics.critic_2.weight)
 
 
 def actor_buffer(observations, actions, terminal, episode_end=None):
@@ -244,7 +249,7 @@ def test_state_dict_round_trips_through_a_checkpoint(tmp_path):
 
     restored = make_learner(OneTransitionReplay(), optimizer=torch.optim.Adam)
     restored.load_state_dict(loaded['state'])
-    for name in ('network', 'critic_1', 'critic_2', 'target_critic_1', 'target_critic_2'):
+    for name in ('network', 'critics', 'target_critics'):
         for key, value in getattr(learner, name).state_dict().items():
             assert torch.equal(getattr(restored, name).state_dict()[key], value), (name, key)
     assert torch.equal(restored.log_alpha, learner.log_alpha) and restored.log_alpha.requires_grad
@@ -252,7 +257,7 @@ def test_state_dict_round_trips_through_a_checkpoint(tmp_path):
     # Same optimizer states: the next step is the same in both.
     learner.learn()
     restored.learn()
-    assert torch.equal(restored.critic_1.weight, learner.critic_1.weight)
+    assert torch.equal(restored.critics.critic_1.weight, learner.critics.critic_1.weight)
     assert torch.equal(restored.network.policy_head.weight, learner.network.policy_head.weight)
     assert torch.equal(restored.log_alpha, learner.log_alpha)
 
@@ -277,3 +282,91 @@ def test_a_fixed_temperature_stays_while_critics_and_policy_learn():
 
     assert_close(learner.log_alpha.detach(), torch.tensor(0.0))
     assert_close(learner.network.policy_head.weight, torch.tensor([[0.0125, 0.0], [-0.0125, 0.0]]))
+
+
+class FixedBatchReplay:
+    """Replay stand-in that returns the same minibatch every time."""
+
+    def __init__(self, transition):
+        self.transition = transition
+        self.size = len(transition.a_tm1)
+
+    def sample(self, batch_size):
+        assert batch_size == self.size
+        return self.transition
+
+
+def cartpole_batch(batch_size=4, seed=0):
+    generator = np.random.default_rng(seed)
+    return Transition(
+        s_tm1=generator.normal(size=(batch_size, 4)).astype(np.float32),
+        a_tm1=generator.integers(0, 2, size=batch_size),
+        r_t=np.ones(batch_size, np.float32),
+        discount_t=np.full(batch_size, 0.99, np.float32),
+        s_t=generator.normal(size=(batch_size, 4)).astype(np.float32),
+    )
+
+
+def test_a_shared_torso_is_trained_by_the_critics_loss_only_and_the_policy_loss_trains_its_head():
+    # --shared_torso: one torso under the policy and both critics. One SGD step must move the torso by the critics'
+    # gradient alone and the policy's head by the policy loss's gradient on the features of the torso after that step.
+    env = gym_env.create_vector_env('classic', 'CartPole-v1', 1, 0)
+    try:
+        settings = SacSettings(shared_torso=True)
+        torch.manual_seed(0)
+        policy = agent.make_network(env, settings)
+        critics = agent.make_critics(policy, env, settings)
+    finally:
+        env.close()
+    assert policy.torso.torso is critics.torso  # one torso, in both
+    batch = FixedBatchReplay(cartpole_batch())
+    learner = agent.SacLearner(policy, critics, batch, **{**LEARNER_SETTINGS, 'batch_size': 4, 'min_replay_size': 4, 'target_smoothing_coef': 1.0, 'learn_temperature': False})
+    assert {id(p) for p in learner.policy_parameters} == {id(learner.network.policy_head.weight), id(learner.network.policy_head.bias)}
+    assert learner.target_critics.torso is not critics.torso  # the target critics have a torso of their own
+
+    # The expected step, worked out with autograd on copies.
+    reference_policy, reference_critics = copy.deepcopy(policy), copy.deepcopy(critics)
+    reference_policy.torso.torso = reference_critics.torso
+    target_critics = copy.deepcopy(critics)
+    s_tm1, s_t = torch.from_numpy(batch.transition.s_tm1), torch.from_numpy(batch.transition.s_t)
+    a_tm1, r_t, discount_t = (torch.from_numpy(batch.transition.a_tm1), torch.from_numpy(batch.transition.r_t), torch.from_numpy(batch.transition.discount_t))
+    alpha = torch.tensor(1.0)
+    q1_tm1, q2_tm1 = reference_critics(s_tm1)
+    with torch.no_grad():
+        logits_t, (q1_t, q2_t) = reference_policy(s_t).logits, target_critics(s_t)
+    q_loss = soft_q_learning(q1_tm1, q2_tm1, a_tm1, r_t, discount_t, logits_t, q1_t, q2_t, alpha).loss.mean()
+    critic_gradients = torch.autograd.grad(q_loss, list(reference_critics.parameters()))
+    with torch.no_grad():
+        for parameter, gradient in zip(reference_critics.parameters(), critic_gradients):
+            parameter -= 0.1 * gradient
+    policy_loss = soft_policy_loss(reference_policy(s_tm1).logits, q1_tm1.detach(), q2_tm1.detach(), alpha).loss.mean()
+    head = list(reference_policy.policy_head.parameters())
+    head_gradients = torch.autograd.grad(policy_loss, head)
+
+    learner.learn()
+    for parameter, expected in zip(critics.parameters(), reference_critics.parameters()):
+        assert_close(parameter, expected)
+    for parameter, expected, gradient in zip(policy.policy_head.parameters(), head, head_gradients):
+        assert_close(parameter, expected - 0.1 * gradient)
+    for target, online in zip(learner.target_critics.parameters(), critics.parameters()):  # tau 1: a copy
+        assert torch.equal(target, online)
+
+
+def test_a_shared_torso_checkpoint_keeps_one_torso_in_policy_and_critics(tmp_path):
+    env = gym_env.create_vector_env('classic', 'CartPole-v1', 1, 0)
+    try:
+        settings = SacSettings(shared_torso=True)
+        policy = agent.make_network(env, settings)
+        learner = agent.SacLearner(policy, agent.make_critics(policy, env, settings), FixedBatchReplay(cartpole_batch()), **{**LEARNER_SETTINGS, 'batch_size': 4, 'min_replay_size': 4})
+        fresh = agent.make_network(env, settings)
+        restored = agent.SacLearner(fresh, agent.make_critics(fresh, env, settings), FixedBatchReplay(cartpole_batch()), **{**LEARNER_SETTINGS, 'batch_size': 4, 'min_replay_size': 4})
+    finally:
+        env.close()
+    learner.learn()
+    restored.load_state_dict(learner.state_dict())
+    assert restored.network.torso.torso is restored.critics.torso  # loading keeps the sharing
+    assert torch.equal(restored.critics.torso.body[0].weight, learner.critics.torso.body[0].weight)
+    learner.learn()
+    restored.learn()
+    assert torch.equal(restored.network.policy_head.weight, learner.network.policy_head.weight)
+    assert torch.equal(restored.critics.head_2.weight, learner.critics.head_2.weight)

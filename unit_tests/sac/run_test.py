@@ -34,7 +34,7 @@ CLASSIC_FLAGS = (
     '--learner_threads=1',
 )
 # 1 actor x 2 environments x 4 steps = 8 env steps per update; a small compressed replay of 4-frame stacks; a
-# gradient step per 50 env steps (2 in all: three Nature CNNs with Adam cost up to a second a step on a busy CPU).
+# gradient step per 50 env steps (2 in all: Nature CNNs with Adam cost up to a second a step on a busy CPU).
 ATARI_FLAGS = (
     '--num_actors=1',
     '--num_envs_per_actor=2',
@@ -80,12 +80,13 @@ def test_run_classic_fills_one_replay_from_both_actors_and_keeps_the_replay_rati
         assert rows[payload['iteration']]['learner_steps'] == str(state['learner_steps'])
     assert last['flags']['num_actors'] == 2 and last['flags']['environment_kind'] == 'classic'
     state = last['state']
-    assert set(state) >= {'network', 'critic_1', 'critic_2', 'target_critic_1', 'target_critic_2', 'policy_optimizer', 'critic_optimizer', 'temperature_optimizer', 'log_alpha'}
+    assert set(state) >= {'network', 'critics', 'target_critics', 'policy_optimizer', 'critic_optimizer', 'temperature_optimizer', 'log_alpha'}
     assert 'exp_avg' in state['critic_optimizer']['state'][0]  # Adam's state is saved for resuming
     assert state['network']['policy_head.weight'].shape == (2, 64)  # the policy is what eval_agent loads
-    assert state['critic_1']['head.weight'].shape == (2, 128)
+    assert state['critics']['critic_1.head.weight'].shape == (2, 128)
     assert not torch.equal(state['network']['policy_head.weight'], first['state']['network']['policy_head.weight'])
-    assert not torch.equal(state['critic_1']['head.weight'], state['critic_2']['head.weight'])  # two critics
+    assert not torch.equal(state['critics']['critic_1.head.weight'], state['critics']['critic_2.head.weight'])  # two critics
+    assert not any(key.startswith('torso') for key in state['critics'])  # each with a torso of its own (no --shared_torso)
     assert last['flags']['n_step'] == 3 and not torch.equal(state['log_alpha'], torch.log(torch.tensor(0.1)))  # the temperature is learned
 
 
@@ -110,9 +111,12 @@ def test_run_atari_trains_on_pong_with_nature_cnns(pong):
     assert not payload['flags']['learn_temperature'] and payload['state']['log_alpha'].item() == pytest.approx(math.log(0.05))  # Pong preset: fixed
     check_replay_ratio(payload['state'], 200, num_streams=2, min_replay_size=64, learn_interval=50, n_step=3)  # the Pong preset's 3-step returns
     state = payload['state']
-    assert state['network']['torso.convs.0.weight'].shape == (32, 4, 8, 8)  # 4 stacked frames in
+    assert payload['flags']['shared_torso']  # the Pong preset: one Nature CNN under the policy and both critics
+    assert state['network']['torso.torso.convs.0.weight'].shape == (32, 4, 8, 8)  # 4 stacked frames in
+    assert torch.equal(state['network']['torso.torso.convs.0.weight'], state['critics']['torso.convs.0.weight'])
     assert state['network']['policy_head.weight'].shape == (6, 512)  # Pong's minimal action set
-    assert state['critic_2']['head.weight'].shape == (6, 512)
+    assert state['critics']['head_2.weight'].shape == (6, 512)
+    assert state['target_critics']['torso.convs.0.weight'].shape == (32, 4, 8, 8)
 
 
 def test_eval_agent_plays_the_pong_checkpoint_and_records_it(pong, tmp_path):
