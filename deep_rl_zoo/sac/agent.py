@@ -107,8 +107,9 @@ class SacLearner:
 
     `policy` is what the actors act with; `critics(s)` gives (Q_1(s, .), Q_2(s, .)) and may share parameters with
     it (--shared_torso): the policy's optimizer takes only the parameters the critics do not hold. `update(buffers)`
-    takes one buffer of `transition_spec` steps from each actor. `learner_steps` counts gradient steps. The checkpoint state holds every network, target, optimizer, log alpha and counter, but NOT the replay:
-    a resumed run refills it to `min_replay_size` before it learns again.
+    takes one buffer of `transition_spec` steps from each actor. `learner_steps` counts gradient steps. The
+    checkpoint state holds every network, target, optimizer, log alpha and counter, but NOT the replay: a resumed
+    run refills it to `min_replay_size` before it learns again.
     """
 
     agent_name = 'SAC'
