@@ -166,9 +166,10 @@ class NoisyLinear(nn.Module):
         out_features, in_features = self.weight_mu.shape
         noise = noise_scale(torch.randn(in_features + out_features, device=self.weight_mu.device, generator=self.generator))
         epsilon_in, epsilon_out = noise[:in_features], noise[in_features:]
-        weight = torch.addcmul(self.weight_mu, self.weight_sigma, torch.outer(epsilon_out, epsilon_in))  # mu + sigma * eps
-        bias = torch.addcmul(self.bias_mu, self.bias_sigma, epsilon_out)
-        return nn.functional.linear(x, weight, bias)
+        # (mu_w + sigma_w * eps_out eps_in^T) x = mu_w x + eps_out * (sigma_w (eps_in * x)): the same output without
+        # forming the q x p noisy weight, whose construction (and its gradient's) costs more than the batch's matmul.
+        mean = nn.functional.linear(x, self.weight_mu, self.bias_mu)
+        return torch.addcmul(mean, nn.functional.linear(x * epsilon_in, self.weight_sigma, self.bias_sigma), epsilon_out)
 
 
 def dueling_aggregate(value: torch.Tensor, advantages: torch.Tensor) -> torch.Tensor:
