@@ -271,7 +271,7 @@ class BaselineExtra(NamedTuple):
 
 
 def policy_gradient_with_baseline_loss(
-    logits: Tensor, actions: Tensor, returns: Tensor, values: Tensor, value_cost: float = 1.0
+    logits: Tensor, actions: Tensor, returns: Tensor, values: Tensor, value_cost: float = 1.0, normalized_advantage: bool = False
 ) -> LossOutput:
     """Policy-gradient loss with a learned state-value baseline, and the baseline's own regression loss.
 
@@ -285,7 +285,9 @@ def policy_gradient_with_baseline_loss(
     Sutton & Barto 2018, section 13.5), whose advantage is the TD error. The policy term sends no gradient
     into V and the value term none into the policy, so one optimizer over both networks (or a shared torso)
     works; value_cost weights the value gradients (A2C's value coefficient). Add `entropy_loss` for A3C's
-    entropy regularisation.
+    entropy regularisation. With `normalized_advantage` the policy term weighs log pi(a|s) by the advantage
+    standardised over the batch (`normalize_advantages`, as PPO's implementations do per minibatch): a
+    variance-reduction choice, not in the papers, that also fixes the policy term's scale against the entropy bonus.
 
     Args:
       logits: [B, A] unnormalised log-probabilities of the policy.
@@ -293,9 +295,11 @@ def policy_gradient_with_baseline_loss(
       returns: [B] return targets G (detached).
       values: [B] baseline V(s) being trained.
       value_cost: weight of the value loss, >= 0.
+      normalized_advantage: standardise the advantage over the batch in the policy term.
 
     Returns:
-      LossOutput with loss [B] and extra=BaselineExtra(policy_loss, value_loss, advantage), all detached.
+      LossOutput with loss [B] and extra=BaselineExtra(policy_loss, value_loss, advantage), all detached; advantage
+      is G - V(s) before any standardisation.
     """
     _check_logits(logits)
     if returns.shape != logits.shape[:1]:
@@ -305,7 +309,7 @@ def policy_gradient_with_baseline_loss(
         raise ValueError(f'value_cost must be >= 0, got {value_cost}.')
     returns = returns.detach()
     advantage = returns - values.detach()
-    policy_loss = policy_gradient_loss(logits, actions, advantage)
+    policy_loss = policy_gradient_loss(logits, actions, normalize_advantages(advantage) if normalized_advantage else advantage)
     value_loss = l2_loss(returns - values)
     extra = BaselineExtra(policy_loss=policy_loss.detach(), value_loss=value_loss.detach(), advantage=advantage)
     return LossOutput(loss=policy_loss + value_cost * value_loss, extra=extra)

@@ -81,6 +81,19 @@ def test_policy_gradient_with_baseline_values_and_gradients(value_cost):
     assert returns.grad is None
 
 
+def test_policy_gradient_with_baseline_standardises_the_advantage_in_the_policy_term_only():
+    logits, actions, returns, values = baseline_inputs()
+    output = policy_gradient.policy_gradient_with_baseline_loss(logits, actions, returns, values, 0.5, normalized_advantage=True)
+    # advantage [0.5, -1, 1.5]: mean 1/3, population std sqrt(((1/6)^2 + (4/3)^2 + (7/6)^2) / 3) = sqrt(19/18).
+    standardised = [(a - 1 / 3) / math.sqrt(19 / 18) for a in (0.5, -1.0, 1.5)]
+    assert_close(output.extra.advantage, tensor([0.5, -1.0, 1.5]))  # reported as it was
+    assert_close(output.extra.policy_loss, tensor([-lp * a for lp, a in zip(LOG_PI, standardised)]))
+    assert_close(output.extra.value_loss, tensor([0.125, 0.5, 1.125]))  # the baseline's regression is unchanged
+    output.loss.sum().backward()
+    assert_close(logits.grad, score_gradient(standardised))
+    assert_close(values.grad, 0.5 * tensor([-0.5, 1.0, -1.5]))
+
+
 def test_one_step_actor_critic_advantage_is_the_td_error():
     # r = [1, -1], d = [0.9, 0], V(s) = [2, 1], V(s') = [3, 5]:
     # G = r + d V(s') = [1 + 2.7, -1 + 0] = [3.7, -1]; advantage = TD error = [1.7, -2].

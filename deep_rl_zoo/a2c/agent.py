@@ -80,6 +80,7 @@ class A2cLoss:
     value_coef: float
     entropy_coef: float
     gae_lambda: float
+    normalize_advantages: bool = False
 
     def returns(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         """[T, N] return targets: n-step returns bootstrapped from V(s_T) (lambda 1), else GAE + V."""
@@ -92,7 +93,9 @@ class A2cLoss:
         """The mean loss over the T x N samples of `batch` (one forward pass) and its detached parts."""
         returns = self.returns(batch).flatten()  # [T * N]
         output = network(batch['observation'].flatten(0, 1))
-        pg = policy_gradient.policy_gradient_with_baseline_loss(output.logits, batch['action'].flatten(), returns, output.value, self.value_coef)
+        pg = policy_gradient.policy_gradient_with_baseline_loss(
+            output.logits, batch['action'].flatten(), returns, output.value, self.value_coef, normalized_advantage=self.normalize_advantages
+        )
         entropy_loss = policy_gradient.entropy_loss(output.logits).mean()
         loss = pg.loss.mean() + self.entropy_coef * entropy_loss
         statistics = {
@@ -119,6 +122,7 @@ class A2cLearner(OneOptimizerLearner):
         max_grad_norm: float,
         total_updates: int,
         anneal_learning_rate: bool,
+        normalize_advantages: bool = False,
         optimizer: str = 'rmsprop',
         rmsprop_alpha: float = 0.99,
         optimizer_eps: float = 1e-5,
@@ -127,7 +131,7 @@ class A2cLearner(OneOptimizerLearner):
     ):
         self.network = network.to(device)
         self.optimizer = rmsprop_or_adam(network, optimizer, learning_rate, rmsprop_alpha, optimizer_eps)
-        self.loss = A2cLoss(value_coef=value_coef, entropy_coef=entropy_coef, gae_lambda=gae_lambda)
+        self.loss = A2cLoss(value_coef=value_coef, entropy_coef=entropy_coef, gae_lambda=gae_lambda, normalize_advantages=normalize_advantages)
         self.max_grad_norm = max_grad_norm
         self.bf16_learning = bf16_learning
         self.device = device
@@ -252,6 +256,7 @@ def build_learner(
         max_grad_norm=settings.max_grad_norm,
         total_updates=total_updates,
         anneal_learning_rate=settings.anneal_learning_rate,
+        normalize_advantages=settings.normalize_advantages,
         optimizer=settings.optimizer,
         rmsprop_alpha=settings.rmsprop_alpha,
         optimizer_eps=settings.optimizer_eps,
@@ -276,7 +281,9 @@ def build_actor(network: nn.Module, env: VectorEnvironment, settings: A2cSetting
 
 def build_gradient_actor(network: nn.Module, env: VectorEnvironment, settings: A2cGradientSettings, seed: int, device: torch.device) -> GradientActor:
     """An actor of the gradient variant (samples the policy, then computes its rollout's gradient)."""
-    loss = A2cLoss(value_coef=settings.value_coef, entropy_coef=settings.entropy_coef, gae_lambda=settings.gae_lambda)
+    loss = A2cLoss(
+        value_coef=settings.value_coef, entropy_coef=settings.entropy_coef, gae_lambda=settings.gae_lambda, normalize_advantages=settings.normalize_advantages
+    )
     return GradientActor(build_actor(network, env, settings, seed, device), loss, settings.gradient_compression, seed)
 
 

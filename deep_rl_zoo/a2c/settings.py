@@ -22,6 +22,9 @@ class A2cSettings(
 
     unroll_length: int = settings.setting(5, 't_max: steps each environment contributes to one update (5 in the paper).', lower=1)
     gae_lambda: float = settings.setting(1.0, 'GAE lambda; 1 is the paper: returns bootstrapped from the value after the unroll.', lower=0.0, upper=1.0)
+    normalize_advantages: bool = settings.setting(
+        False, "Standardise the advantages over each batch of rollouts in the policy term (the gradient variant: over each actor's rollout)."
+    )
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

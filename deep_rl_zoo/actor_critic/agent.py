@@ -13,7 +13,8 @@ forgets them, so every step is used exactly once, by the policy that collected i
 `policy_gradient.entropy_loss`). Each step's return looks as far ahead as the unroll allows, so with n = 1
 it is the one-step actor-critic of Sutton & Barto (2018, section 13.5), delta = r + gamma V(s') - V(s), and
 with n > 1 the forward view of A3C's n-step returns (Mnih et al. 2016, Algorithm S3). The targets G and the
-advantage are constants: the policy term trains only the policy and the value term only the critic.
+advantage are constants: the policy term trains only the policy and the value term only the critic. With
+--normalize_advantages the policy term weighs log pi by delta standardised over the update's n x num_envs steps.
 
 A true termination (or a lost life, with `terminal_on_life_loss`) stops the return: nothing is bootstrapped
 past it. A time-limit truncation is not an end of the task: its reward gets gamma * V(final observation)
@@ -48,6 +49,7 @@ class ActorCritic:
         value_coef: float,
         max_grad_norm: float,
         terminal_on_life_loss: bool = False,
+        normalize_advantages: bool = False,
         device: torch.device = torch.device('cpu'),
     ):
         if unroll_length < 1:
@@ -60,6 +62,7 @@ class ActorCritic:
         self.value_coef = value_coef
         self.max_grad_norm = max_grad_norm
         self.terminal_on_life_loss = terminal_on_life_loss
+        self.normalize_advantages = normalize_advantages
         self.device = device
         self.env_steps = 0
         self.learner_steps = 0
@@ -113,7 +116,7 @@ class ActorCritic:
         # G_t, looking ahead to the end of the unroll (n = T steps for the first step, 1 for the last).
         returns = multistep.n_step_bootstrapped_returns(unroll['reward'], unroll['discount'], values[1:].detach(), n=num_steps)
         terms = policy_gradient.policy_gradient_with_baseline_loss(
-            logits, unroll['action'].flatten(), returns.flatten(), values[:-1].flatten(), value_cost=self.value_coef
+            logits, unroll['action'].flatten(), returns.flatten(), values[:-1].flatten(), self.value_coef, normalized_advantage=self.normalize_advantages
         )
         entropy_loss = policy_gradient.entropy_loss(logits)
         loss = (terms.loss + self.entropy_coef * entropy_loss).mean()
@@ -167,6 +170,7 @@ def build_agent(network: nn.Module, env: VectorEnvironment, settings: ActorCriti
         value_coef=settings.value_coef,
         max_grad_norm=settings.max_grad_norm,
         terminal_on_life_loss=settings.life_loss_is_terminal,
+        normalize_advantages=settings.normalize_advantages,
         device=device,
     )
 

@@ -20,7 +20,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from deep_rl_zoo import main_loop, multistep, policy_gradient, value_learning
+from deep_rl_zoo import main_loop, multistep, policy_gradient
 from deep_rl_zoo.gym_env import VectorEnvironment
 from deep_rl_zoo.networks.policy import actor_critic_for
 from deep_rl_zoo.greedy_actors import greedy_policy_actor
@@ -46,21 +46,14 @@ class ReinforceBaseline(Reinforce):
             reward = reward.index_add(0, batch.truncated_index, self.discount * bootstrap)
         returns = multistep.discounted_returns(reward, batch.discount, 0.0)
         output = self.online_network(batch.observation)
-        if self.normalize_advantages:  # a variance-reduction option, not in the papers
-            advantage = policy_gradient.normalize_advantages(returns - output.value.detach())
-            policy_loss = policy_gradient.policy_gradient_loss(output.logits, batch.action, advantage)
-            value_loss = value_learning.l2_loss(returns - output.value)
-            loss = policy_loss + self.value_coef * value_loss
-        else:
-            terms = policy_gradient.policy_gradient_with_baseline_loss(
-                output.logits, batch.action, returns, output.value, self.value_coef
-            )
-            loss, policy_loss, value_loss = terms.loss, terms.extra.policy_loss, terms.extra.value_loss
+        terms = policy_gradient.policy_gradient_with_baseline_loss(
+            output.logits, batch.action, returns, output.value, self.value_coef, normalized_advantage=self.normalize_advantages
+        )
         entropy_loss = policy_gradient.entropy_loss(output.logits).mean()
-        self.statistics.record(policy_loss=policy_loss.mean().item())
-        self.statistics.record(value_loss=value_loss.mean().item())
+        self.statistics.record(policy_loss=terms.extra.policy_loss.mean().item())
+        self.statistics.record(value_loss=terms.extra.value_loss.mean().item())
         self.statistics.record(entropy=-entropy_loss.item())
-        return loss.mean() + self.entropy_coef * entropy_loss
+        return terms.loss.mean() + self.entropy_coef * entropy_loss
 
 
 def make_network(env: VectorEnvironment, settings: ReinforceBaselineSettings) -> nn.Module:

@@ -116,3 +116,27 @@ def test_int8_buffers_are_a_quarter_of_float32_plus_the_block_scales():
     (buffer,) = gradient_actor_buffers(network, 'int8', num_envs_per_actor=(1,))
     assert buffer['gradient'].dtype == torch.int8 and buffer['gradient'].numel() == num_parameters
     assert buffer['gradient_scale'].numel() == -(-num_parameters // gradient_compression.INT8_BLOCK_SIZE)
+
+
+def test_normalized_advantages_reach_both_variants_and_standardise_the_policy_term():
+    settings = A2cGradientSettings(normalize_advantages=True)
+    env = gym_env.create_classic_vector_env('CartPole-v1', 2, seed=0)
+    network = cartpole_network()
+    try:
+        assert agent.build_learner(network, env, settings, total_updates=1, device=torch.device('cpu')).loss.normalize_advantages
+        assert agent.build_gradient_actor(network, env, settings, seed=0, device=torch.device('cpu')).loss.normalize_advantages
+    finally:
+        env.close()
+    (buffer,) = gradient_actor_buffers(network, 'none', num_envs_per_actor=(3,))
+    batch = {name: buffer[name] for name in agent.BATCH_FIELDS}
+    loss = agent.A2cLoss(value_coef=0.5, entropy_coef=0.01, gae_lambda=1.0, normalize_advantages=True)
+    _, statistics = loss(network, batch)
+    with torch.no_grad():  # worked out apart: -log pi(a|s) times the advantage standardised over the 18 samples
+        output = network(batch['observation'].flatten(0, 1))
+        advantage = loss.returns(batch).flatten() - output.value
+        standardised = (advantage - advantage.mean()) / (advantage.std(unbiased=False) + 1e-8)
+        log_pi = torch.log_softmax(output.logits, dim=-1).gather(1, batch['action'].flatten()[:, None]).squeeze(1)
+    assert_close(statistics['policy_loss'], (-log_pi * standardised).mean())
+    _, plain_statistics = agent.A2cLoss(value_coef=0.5, entropy_coef=0.01, gae_lambda=1.0)(network, batch)
+    assert not torch.allclose(plain_statistics['policy_loss'], statistics['policy_loss'])
+    assert_close(plain_statistics['value_loss'], statistics['value_loss'])

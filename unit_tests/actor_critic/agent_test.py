@@ -32,7 +32,7 @@ S0, S1, S2 = [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]
 DISCOUNT = 0.9
 
 
-def hand_agent(unroll_length=2, entropy_coef=0.1, terminal_on_life_loss=False):
+def hand_agent(unroll_length=2, entropy_coef=0.1, terminal_on_life_loss=False, normalize_advantages=False):
     """Uniform policy (Wp = 0), V(s) = s . [1, 2], plain SGD at learning rate 1 so parameters move by -gradient."""
     network = LinearActorCritic([[0.0, 0.0], [0.0, 0.0]], [1.0, 2.0])
     return ActorCritic(
@@ -44,6 +44,7 @@ def hand_agent(unroll_length=2, entropy_coef=0.1, terminal_on_life_loss=False):
         value_coef=0.5,
         max_grad_norm=0.0,
         terminal_on_life_loss=terminal_on_life_loss,
+        normalize_advantages=normalize_advantages,
     )
 
 
@@ -94,6 +95,18 @@ def test_two_step_update_by_hand():
     assert statistics['entropy'] == pytest.approx(math.log(2), rel=1e-5)
     assert statistics['advantage'] == pytest.approx((4.23 + 2.7) / 2, rel=1e-5)
     assert agent.learner_statistics() == {}  # averaged since the last call
+
+
+def test_normalized_advantages_weigh_the_policy_term_by_the_standardised_td_advantage():
+    # The update above with --normalize_advantages: A = (4.23, 2.7) standardised over the update's 2 steps is
+    # (1, -1) (mean 3.465, population std 0.765), so the policy rows move by -(+-1) (onehot(a) - 0.5) / 2 while the
+    # critic moves as before.
+    agent = hand_agent(normalize_advantages=True)
+    play_two_steps(agent, fake_step(S1, 1.0))
+    policy_weight, value_weight = parameters(agent)
+    np.testing.assert_allclose(value_weight, [1 + 1.0575, 2 + 0.675], rtol=1e-5)
+    np.testing.assert_allclose(policy_weight, [[0.25, -0.25], [0.25, -0.25]], rtol=1e-5)
+    assert agent.learner_statistics()['advantage'] == pytest.approx((4.23 + 2.7) / 2, rel=1e-5)  # reported unstandardised
 
 
 def test_termination_is_not_bootstrapped():
