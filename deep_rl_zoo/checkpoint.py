@@ -382,10 +382,13 @@ def load_checkpoint(
 def load_state(target: Any, state: Mapping[str, Any], checkpoint_name: str) -> None:
     """`target.load_state_dict(state)` (a network, or an agent that loads its networks), refusing in one line a state
     whose networks have another layout than this version of the agent builds (a checkpoint of an earlier version), or
-    that lacks a part this version's agent loads (a KeyError naming it)."""
+    that lacks a part this version's agent loads (a KeyError naming a key the state does not hold; one naming a key it
+    holds is a fault of the loader, raised as it is)."""
     try:
         target.load_state_dict(state)
     except KeyError as error:
+        if error.args and error.args[0] in state:
+            raise
         raise CheckpointError(
             f"{checkpoint_name} holds no {error} that this version of the agent loads (it holds {', '.join(map(str, state)) or 'nothing'}): "
             "retrain with this version, or use the version that wrote it"

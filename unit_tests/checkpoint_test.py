@@ -355,3 +355,10 @@ def test_a_state_that_lacks_a_part_the_agent_loads_is_refused_in_one_line():
         "the checkpoint this run resumes from holds no 'critics' that this version of the agent loads (it holds network, "
         "critic_1): retrain with this version, or use the version that wrote it"
     )
+
+    class Faulty:
+        def load_state_dict(self, state):
+            raise KeyError('network')  # a key the state holds: the loader's own fault, not hidden
+
+    with pytest.raises(KeyError, match='network'):
+        checkpoint.load_state(Faulty(), {'network': {}}, 'checkpoint x.ckpt')
