@@ -294,9 +294,8 @@ def make_critics(network: CategoricalPolicy, env: VectorEnvironment, settings: S
     observation_shape, num_actions = env.single_observation_space.shape, int(env.single_action_space.n)
     if settings.shared_torso:
         return SharedTorsoCritics(network.torso.torso, num_actions)
-    if len(observation_shape) == 3:
-        return TwinCritics(nature_cnn_q_network(num_actions, observation_shape[0]), nature_cnn_q_network(num_actions, observation_shape[0]))
-    return TwinCritics(mlp_q_network(observation_shape[0], num_actions), mlp_q_network(observation_shape[0], num_actions))
+    make_critic = nature_cnn_q_network if len(observation_shape) == 3 else lambda num_actions, size: mlp_q_network(size, num_actions)
+    return TwinCritics(make_critic(num_actions, observation_shape[0]), make_critic(num_actions, observation_shape[0]))
 
 
 def build_learner(network: nn.Module, env: VectorEnvironment, settings: SacSettings, total_updates: int, device: torch.device) -> SacLearner:
