@@ -38,6 +38,7 @@ from deep_rl_zoo.networks.common import bf16_is_native
 REPO_ROOT = Path(__file__).resolve().parents[1]
 AGENTS = sorted(path.parent.name for path in (REPO_ROOT / 'deep_rl_zoo').glob('*/run_atari.py'))
 PONG_BUDGET_STEPS = settings.PONG_BUDGET['num_iterations'] * settings.PONG_BUDGET['num_train_steps']
+MIN_WINDOW_SECONDS = 30  # two progress lines at a 10 s cadence, checked once per update, with room for a slow start-up
 
 
 def measure(agent: str, args: argparse.Namespace, run_dir: Path) -> dict[str, float]:
@@ -65,6 +66,12 @@ def read_run(agent: str, args: argparse.Namespace, run_dir: Path) -> dict[str, f
         raise SystemExit(f'error: no run of {agent} in {run_dir} to --reuse')
     marks = [(at, steps) for at, steps in ours_marks(read_stamped(log)) if at >= args.warmup_seconds]
     rate = learning_phase_rate(marks, 0)
+    if len(marks) < 2:
+        print(
+            f'{agent}: {len(marks)} progress line(s) after --warmup_seconds={args.warmup_seconds} in {log}: no rate; a slow start-up '
+            'ate the window: raise --seconds',
+            flush=True,
+        )
     with open(run_dir / 'results.csv', newline='', encoding='utf-8') as file:
         rows = list(csv.DictReader(file))
     learner_steps = float(rows[-1]['learner_steps']) if rows else math.nan
@@ -110,7 +117,7 @@ def table(results: dict[str, dict[str, float]], args: argparse.Namespace, loads:
 def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--agents', default=','.join(AGENTS), help='comma-separated agents (default: all 21)')
-    parser.add_argument('--seconds', type=int, default=75, help='training seconds of each agent (start-up excluded)')
+    parser.add_argument('--seconds', type=int, default=75, help="each agent's --train_for_seconds (the interpreter's start-up comes on top)")
     parser.add_argument('--warmup_seconds', type=int, default=30, help='seconds from launch before the rate is counted')
     parser.add_argument('--min_learner_steps', type=int, default=1, help='fewer learner steps in the run: its rate is acting alone, no hours given')
     parser.add_argument('--seed', type=int, default=1)
@@ -122,8 +129,11 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     unknown = [agent for agent in args.agents.split(',') if agent not in AGENTS]
     if unknown:
         parser.error(f'--agents: no run_atari for {", ".join(unknown)} (agents: {", ".join(AGENTS)})')
-    if args.warmup_seconds >= args.seconds:
-        parser.error(f'--warmup_seconds ({args.warmup_seconds:g}) must be below --seconds ({args.seconds:g})')
+    if args.seconds - args.warmup_seconds < MIN_WINDOW_SECONDS:
+        parser.error(
+            f'--seconds ({args.seconds:g}) must exceed --warmup_seconds ({args.warmup_seconds:g}) by at least {MIN_WINDOW_SECONDS} s: '
+            'the rate needs two progress lines (one every 10 s or a little more) after the warmup'
+        )
     return args
 
 

@@ -18,13 +18,14 @@ def test_the_table_gives_each_agents_rate_and_the_hours_of_2m_agent_steps():
     assert 'trained for 60 s' in text and 'after its first 25 s' in text
 
 
-def test_unknown_agents_and_a_warmup_as_long_as_the_run_are_refused(capsys):
+def test_unknown_agents_and_a_window_too_short_for_two_progress_lines_are_refused(capsys):
     with pytest.raises(SystemExit):
         bench.parse_args(['--agents', 'dqn,dqm'])
     assert '--agents: no run_atari for dqm' in capsys.readouterr().err
     with pytest.raises(SystemExit):
-        bench.parse_args(['--seconds', '30', '--warmup_seconds', '30'])
-    assert '--warmup_seconds (30) must be below --seconds (30)' in capsys.readouterr().err
+        bench.parse_args(['--seconds', '54', '--warmup_seconds', '25'])
+    assert '--seconds (54) must exceed --warmup_seconds (25) by at least 30 s' in capsys.readouterr().err
+    assert bench.parse_args(['--seconds', '55', '--warmup_seconds', '25']).seconds == 55
     assert len(bench.AGENTS) == 21
 
 
@@ -46,10 +47,25 @@ def test_reuse_reads_the_rate_after_the_warmup_from_the_stamped_log_and_the_lear
         bench.read_run('sac', args, tmp_path / 'sac')
 
 
+def test_a_run_with_one_progress_line_after_the_warmup_has_no_rate_and_says_why(tmp_path, capsys):
+    run_dir = tmp_path / 'ppo'
+    run_dir.mkdir()
+    (run_dir / 'log.txt').write_text(
+        '[   21.00] env steps 512/2,000,000 (0.0%) | n/a steps/s\n'  # a slow start-up: the first line comes late
+        '[   32.00] env steps 4,608/2,000,000 (0.2%) | 370 steps/s\n'
+        '[   36.00] env steps 6,144/2,000,000 (0.3%) | 360 steps/s\n'  # forced by the run's end: not counted
+        '[   36.10] iteration 0: env steps 6144, train return -20.50\n'
+    )
+    (run_dir / 'results.csv').write_text('iteration,env_steps,learner_steps\n0,6144,6\n')
+    args = bench.parse_args(['--agents', 'ppo', '--seconds', '55', '--warmup_seconds', '25', '--reuse', '--raw_dir', str(tmp_path)])
+    assert math.isnan(bench.read_run('ppo', args, run_dir)['rate'])
+    assert '1 progress line(s) after --warmup_seconds=25' in capsys.readouterr().out
+
+
 @pytest.mark.slow
 def test_a_real_measurement_of_the_ppo_preset_writes_the_table(tmp_path):
     out = tmp_path / 'speed.md'
-    argv = ['--agents', 'ppo', '--seconds', '25', '--warmup_seconds', '5', '--out', str(out), '--raw_dir', str(tmp_path / 'raw')]
+    argv = ['--agents', 'ppo', '--seconds', '35', '--warmup_seconds', '5', '--out', str(out), '--raw_dir', str(tmp_path / 'raw')]
     assert bench.main(argv) == 0
     row = next(line for line in out.read_text().splitlines() if line.startswith('| ppo |'))
     rate, hours, learner_steps = (float(cell.replace(',', '')) for cell in row.split('|')[2:5])
