@@ -10,12 +10,16 @@ from deep_rl_zoo.gym_env import VectorEnvironment, VectorStep
 from deep_rl_zoo.types import Actor
 
 
-def run_env_loop(actor: Actor, env: VectorEnvironment) -> Iterator[VectorStep]:
+def run_env_loop(actor: Actor, env: VectorEnvironment, on_restart: Optional[Callable[[], None]] = None) -> Iterator[VectorStep]:
     """Resets `env`, then forever: one batched `act`, one vector `step`, `observe`, and yields the step.
 
     Environments reset themselves when an episode ends (same-step autoreset), so the loop never stops;
     callers take as many steps as they need with `itertools.islice`. An actor with a `reset()` method
     (a recurrent one, which carries state between steps) is reset with the environments.
+
+    An actor whose `wants_new_episodes` is true after `observe` (REINFORCE after an update: the running games began
+    with the old parameters) gets every environment reset before its next `act`; `on_restart()` then tells the
+    caller that the running episodes were abandoned (their partial returns are no episode's score).
     """
     observation = env.reset()
     if hasattr(actor, 'reset'):
@@ -26,6 +30,11 @@ def run_env_loop(actor: Actor, env: VectorEnvironment) -> Iterator[VectorStep]:
         actor.observe(action, step)
         yield step
         observation = step.observation
+        if getattr(actor, 'wants_new_episodes', False):
+            observation = env.reset()
+            actor.reset()
+            if on_restart is not None:
+                on_restart()
 
 
 def play_episodes(

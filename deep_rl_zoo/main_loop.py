@@ -44,7 +44,7 @@ def run_single_process(
             checkpoint.load_state(agent, experiment.resumed_state, 'the checkpoint this run resumes from')
         experiment.restore_replay(agent)
         episodes = trackers.EpisodeTracker(train_env.num_envs)
-        loop = run_env_loop(agent, train_env)
+        loop = run_env_loop(agent, train_env, on_restart=episodes.abandon_running)
         experiment.begin()
         for iteration in experiment.iterations:
             while experiment.steps_left() > 0 and not experiment.should_stop():

@@ -71,6 +71,11 @@ class EpisodeTracker:
         self._lengths[ended] = 0
         return finished
 
+    def abandon_running(self) -> None:
+        """Forgets every unfinished episode: the environments were reset mid-game and those games will never end."""
+        self._returns[:] = 0.0
+        self._lengths[:] = 0
+
     def current(self, env_index: int) -> tuple[float, int]:
         """(raw return, length) so far of the unfinished episode of env `env_index`."""
         return float(self._returns[env_index]), int(self._lengths[env_index])

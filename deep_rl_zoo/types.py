@@ -10,7 +10,10 @@ from deep_rl_zoo.gym_env import VectorStep
 
 
 class Actor(Protocol):
-    """Chooses actions for a vector of environments with one batched forward pass."""
+    """Chooses actions for a vector of environments with one batched forward pass.
+
+    Optional: `reset()`, called whenever the loop resets the environments, and `wants_new_episodes`, true after an
+    `observe` to have them reset (see `episodes.run_env_loop`)."""
 
     def act(self, observation: np.ndarray) -> np.ndarray:
         """[N, *obs_shape] observations -> [N] (or [N, D]) actions."""

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import torch
 
-from deep_rl_zoo import checkpoint, distributed, gym_env, main_loop
+from deep_rl_zoo import checkpoint, distributed, gym_env, main_loop, trackers
 from deep_rl_zoo import experiment as experiment_lib
 from deep_rl_zoo.greedy_actors import PolicyGreedyActor
 from deep_rl_zoo.episodes import play_episodes, run_env_loop
@@ -91,6 +91,49 @@ def test_run_env_loop_acts_observes_and_yields_every_step():
             np.testing.assert_array_equal(step.final_observation, yielded[t].final_observation)
     finally:
         reference.close()
+
+
+def test_an_actor_that_wants_new_episodes_gets_every_environment_reset_before_its_next_act():
+    class RestartingActor(ScriptedActor):
+        """Asks for new episodes after its 3rd and 7th steps, like REINFORCE after an update."""
+
+        resets = 0
+        wants_new_episodes = False
+
+        def observe(self, action, step):
+            super().observe(action, step)
+            self.wants_new_episodes = len(self.observed) in (3, 7)
+
+        def reset(self):
+            self.resets += 1
+            self.wants_new_episodes = False
+
+    actor, restarts = RestartingActor(num_envs=2), []
+    env = cartpole(2, seed=5)
+    tracker = trackers.EpisodeTracker(2)
+    try:
+        for step in itertools.islice(run_env_loop(actor, env, on_restart=lambda: restarts.append(len(actor.observed))), 9):
+            assert tracker.step(step.raw_reward, step.terminated | step.truncated) == []  # CartPole lasts > 3 steps
+    finally:
+        env.close()
+    assert actor.resets == 3 and restarts == [3, 7]  # the first reset is the loop's start
+    reference = cartpole(2, seed=5)
+    try:
+        first, second, third = reference.reset(), reference.reset(), reference.reset()  # the same seeded streams
+    finally:
+        reference.close()
+    np.testing.assert_array_equal(actor.acted_on[0], first)
+    np.testing.assert_array_equal(actor.acted_on[3], second)  # step 4 acts on new games, not on step 3's observation
+    np.testing.assert_array_equal(actor.acted_on[7], third)
+    assert not np.array_equal(actor.acted_on[3], actor.observed[2][1].observation)
+
+
+def test_abandoned_episodes_score_nothing():
+    tracker = trackers.EpisodeTracker(2)
+    tracker.step(np.array([1.0, 2.0]), np.array([False, False]))
+    tracker.abandon_running()  # the environments were reset mid-game
+    assert tracker.step(np.array([3.0, 4.0]), np.array([True, False])) == [(3.0, 1)]
+    assert tracker.current(1) == (4.0, 1)
 
 
 # ------------------------------------------------------------------------------------ play_episodes

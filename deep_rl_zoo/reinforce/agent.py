@@ -10,12 +10,14 @@ step on all their steps (Williams 1992, eq. 11 with baseline 0; Sutton & Barto 2
     L(theta) = mean_t( -log pi(a_t|s_t; theta) * G_t ) - entropy_coef * mean_t( H[pi(.|s_t; theta)] )
 
 On-policy data only: every step of an update was sampled with the parameters being updated. After an update
-the episodes still running were begun with the old parameters; their remaining steps are not learned from
-(they are counted in `discarded_steps`), and each environment starts collecting again at its next episode. Each
-environment gives the same number of episodes to an update (`num_episodes_per_update / num_envs`) and then
-waits, also without learning from its steps, until every environment has given its share: taking whichever
-episodes happened to end first would favour short episodes and bias the gradient. With one environment (the
-classic-control default) nothing is discarded.
+the games still running were begun with the old parameters, so the agent asks the loop to reset every environment
+(`wants_new_episodes`) and all start new episodes under the new parameters; playing the old games to their end
+would cost steps nobody learns from (on Pong, with 8 environments and one game each per update, those and the
+waiting below were 47% of all agent steps). Each environment gives the same number of episodes to an update
+(`num_episodes_per_update / num_envs`) and then waits, its steps not learned from (they are counted in
+`discarded_steps`), until every environment has given its share: taking whichever episodes happened to end first
+would favour short episodes and bias the gradient. With one environment (the classic-control default) nothing is
+discarded and nothing reset.
 
 A time-limit truncation is not a true end, but plain REINFORCE has no value to bootstrap from: the return of
 a truncated episode counts only the rewards collected (bootstrap 0), a small bias for the last steps before
@@ -100,6 +102,7 @@ class Reinforce:
         self._finished: list[list[_Episode]] = [[] for _ in range(num_envs)]
         # Whether env i's current episode began with the current parameters and is wanted by the next update.
         self._collecting = np.ones(num_envs, bool)
+        self.wants_new_episodes = False  # read by the env loop after `observe`: reset the environments, then `reset()`
         self.env_steps = 0
         self.learner_steps = 0
         self.discarded_steps = 0
@@ -135,8 +138,16 @@ class Reinforce:
         self.env_steps += len(action)
         if all(len(finished) == self.episodes_per_env for finished in self._finished):
             self.learn()
-            # Running episodes were begun with the old parameters: each environment starts again at its next episode.
+            # Running games were begun with the old parameters: the loop restarts them (a loop that does not would
+            # have each environment collect again from its next episode on).
             self._collecting = done.copy()
+            self.wants_new_episodes = not done.all()
+
+    def reset(self) -> None:
+        """The loop reset every environment: each collects from its new episode on, under the current parameters."""
+        self._current = [_Episode() for _ in range(self.num_envs)]
+        self._collecting[:] = True
+        self.wants_new_episodes = False
 
     def take_batch(self) -> EpisodeBatch:
         """The finished episodes as one batch (they are then forgotten)."""

@@ -136,7 +136,7 @@ def test_reinforce_entropy_bonus_and_normalized_returns():
     assert agent.learner_statistics()['loss'] == pytest.approx(-0.1 * math.log(2.0), abs=1e-6)
 
 
-def test_every_environment_gives_its_share_and_stale_steps_are_discarded():
+def test_every_environment_gives_its_share_then_the_running_games_are_restarted():
     agent = make_agent(num_envs=2, num_episodes_per_update=2)
     batches = spy_on_batches(agent)
     obs = [[0.0, 1.0], [0.0, 2.0]]
@@ -147,7 +147,7 @@ def test_every_environment_gives_its_share_and_stale_steps_are_discarded():
 
     step(obs, [True, False])  # env 0 ends a one-step episode: its share; env 1 goes on
     step([[1.0, 1.0], [1.0, 2.0]], [False, False])  # env 0 waits (not learned from)
-    assert agent.learner_steps == 0 and agent.discarded_steps == 1
+    assert agent.learner_steps == 0 and agent.discarded_steps == 1 and not agent.wants_new_episodes
     step([[2.0, 1.0], [2.0, 2.0]], [False, True])  # env 1 ends its episode: update on both
     assert agent.learner_steps == 1 and agent.discarded_steps == 2
     (batch,) = batches
@@ -155,13 +155,36 @@ def test_every_environment_gives_its_share_and_stale_steps_are_discarded():
     assert batch.action.tolist() == [0, 1, 1, 1]
     assert batch.reward.tolist() == [1.0, 2.0, 2.0, 2.0]
     assert batch.discount.tolist() == [0.0, 0.5, 0.5, 0.0]
-    # Env 0's running episode began with the old parameters: it is not learned from; env 1 starts afresh.
-    step([[3.0, 1.0], [3.0, 2.0]], [True, False])  # the stale episode ends: env 0 collects again
-    assert agent.discarded_steps == 3
-    step([[4.0, 1.0], [4.0, 2.0]], [True, True])
-    assert agent.learner_steps == 2
-    assert batches[1].observation.tolist() == [[4.0, 1.0], [3.0, 2.0], [4.0, 2.0]]
+    # Env 0's running game began with the old parameters: the agent asks for new games everywhere.
+    assert agent.wants_new_episodes
+    agent.reset()  # what the env loop does after resetting the environments
+    assert not agent.wants_new_episodes
+    step([[3.0, 1.0], [3.0, 2.0]], [True, False])  # both collect at once: env 0 ends a new one-step episode
+    assert agent.discarded_steps == 2
+    step([[4.0, 1.0], [4.0, 2.0]], [True, True])  # env 0 has given its share (discarded); env 1 ends: update
+    assert agent.learner_steps == 2 and agent.discarded_steps == 3
+    assert batches[1].observation.tolist() == [[3.0, 1.0], [3.0, 2.0], [4.0, 2.0]]
+    assert not agent.wants_new_episodes  # every game ended at the update's step: nothing to restart
     assert agent.env_steps == 10
+
+
+def test_a_loop_that_does_not_restart_the_games_gets_only_episodes_begun_after_the_update():
+    agent = make_agent(num_envs=2, num_episodes_per_update=2)
+    batches = spy_on_batches(agent)
+
+    def step(observation, terminated):
+        agent.act(np.array(observation, np.float32))
+        agent.observe(np.array([0, 1]), vector_step(observation, [1.0, 2.0], terminated=terminated))
+
+    step([[0.0, 1.0], [0.0, 2.0]], [False, True])  # env 1 ends its share; env 0 goes on
+    step([[1.0, 1.0], [1.0, 2.0]], [True, False])  # env 0 ends: update; env 1's running game is stale
+    assert agent.learner_steps == 1 and agent.wants_new_episodes
+    step([[2.0, 1.0], [2.0, 2.0]], [True, False])  # env 0 collects its next episode; env 1's stale step is discarded
+    step([[3.0, 1.0], [3.0, 2.0]], [False, True])  # the stale game ends: env 1 collects again from the next one
+    assert agent.discarded_steps == 4  # env 1: waiting at step 2, stale at steps 3 and 4; env 0: waiting at step 4
+    step([[4.0, 1.0], [4.0, 2.0]], [False, True])
+    assert agent.learner_steps == 2
+    assert batches[1].observation.tolist() == [[2.0, 1.0], [4.0, 2.0]]
 
 
 def test_num_episodes_per_update_must_be_a_multiple_of_num_envs():
