@@ -66,6 +66,8 @@ CONFIG_FILE = 'config.json'
 LOG_FILE = 'log.txt'
 # A checkpoint written at Ctrl-C / SIGTERM must finish within this many seconds, so the run ends within 5 s.
 STOP_SAVE_SECONDS = 3.0
+# --save_replay_at_stop then writes it again with the replay memory (Pong's 100k transitions: about 10 s).
+STOP_REPLAY_SAVE_SECONDS = 60.0
 # An evaluation that has run this long shows a progress line of its own (Atari's can take minutes).
 EVALUATION_PROGRESS_AFTER_SECONDS = 10.0
 # Flags that say how to start this session; a resumed run never takes them from the saved config.
@@ -124,6 +126,7 @@ class RunSettings:
     save_best_metric: str = 'none'  # the flag's default is eval_return
     save_best_after: int = 0
     save_replay: bool = False
+    save_replay_at_stop: bool = False
     max_eval_episodes: int = 0  # > 0: an evaluation ends once this many episodes have ended
     config_flags: Optional[dict[str, Any]] = None  # what config.json keeps as the flags, when not `flags` (see `prepare`)
 
@@ -161,6 +164,7 @@ class RunSettings:
             save_best_metric=core.save_best_metric,
             save_best_after=int(core.save_best_after),
             save_replay=bool(core.save_replay),
+            save_replay_at_stop=bool(core.save_replay_at_stop),
             max_eval_episodes=int(core.max_eval_episodes),
             config_flags=settings.flag_values(),
         )
@@ -443,6 +447,7 @@ class Experiment:
         self.progress: Optional[trackers.ConsoleProgress] = None
         self._frames_per_step = frames_per_step
         self._iteration_start_env_steps = 0
+        self._iteration_ended = False  # its milestone is written and the next iteration has not begun
         self._resumed_mid_iteration = False
         self._wall_time_before = 0.0  # of the sessions before this one
         self._budget_announced = False
@@ -671,6 +676,7 @@ class Experiment:
             if not (self._resumed_mid_iteration and iteration == self.first_iteration):
                 self._iteration_start_env_steps = self.env_steps
             self.iteration = iteration
+            self._iteration_ended = False
             yield iteration
 
     def steps_left(self) -> int:
@@ -723,9 +729,13 @@ class Experiment:
             print('The checkpoint holds no replay memory (--save_replay): it refills before learning resumes', flush=True)
         self.resumed_replay = None
 
-    def _write(self, path: str, state: dict[str, Any], learner_steps: int, *, periodic: bool, holder: Any = None, best_metric: Optional[float] = None, wall_time: Optional[float] = None) -> str:
+    def _write(
+        self, path: str, state: dict[str, Any], learner_steps: int, *, periodic: bool, holder: Any = None, best_metric: Optional[float] = None,
+        wall_time: Optional[float] = None, with_replay: bool = False,
+    ) -> str:
         """Writes one checkpoint atomically; a failed write leaves the previous one intact and ends the run.
-        `wall_time` (now by default) is where a run resumed from it counts its training time on from."""
+        `wall_time` (now by default) is where a run resumed from it counts its training time on from. The replay of
+        `holder` goes in with --save_replay or `with_replay`, never into a best checkpoint."""
         self._require_begun()
         meta: dict[str, Any] = {
             'periodic': periodic,
@@ -736,7 +746,7 @@ class Experiment:
             meta['best_metric'] = best_metric
         extra: dict[str, Any] = {'experiment': meta}
         replay = getattr(holder, 'replay', None)
-        if self.settings.save_replay and replay is not None and best_metric is None:
+        if (self.settings.save_replay or with_replay) and replay is not None and best_metric is None:
             extra['replay'] = replay_lib.replay_state(replay)
         try:
             checkpoint.save_checkpoint(
@@ -769,11 +779,13 @@ class Experiment:
             with contextlib.suppress(FileNotFoundError):
                 os.remove(file.path)
 
-    def save_periodic(self, state: dict[str, Any], learner_steps: int, holder: Any = None) -> str:
+    def save_periodic(self, state: dict[str, Any], learner_steps: int, holder: Any = None, with_replay: bool = False) -> str:
         """A checkpoint of the state now, during iteration `self.iteration` (`holder`: the agent or learner, whose
-        `replay` is saved too with --save_replay)."""
+        `replay` is saved too with --save_replay or `with_replay`)."""
+        if self._iteration_ended:  # a stop after the milestone: this state is the next iteration's start, and resumes as such
+            self.iteration, self._iteration_start_env_steps, self._iteration_ended = self.iteration + 1, self.env_steps, False
         name = checkpoint.periodic_file_name(self.settings.agent_name, self.settings.environment_name, self.iteration, self.env_steps)
-        return self._write(os.path.join(self.settings.checkpoint_dir, name), state, learner_steps, periodic=True, holder=holder)
+        return self._write(os.path.join(self.settings.checkpoint_dir, name), state, learner_steps, periodic=True, holder=holder, with_replay=with_replay)
 
     def stop(self, state: dict[str, Any], learner_steps: int, holder: Any = None, stopping: str = '') -> None:
         """Ctrl-C or SIGTERM: writes a checkpoint of the state at the stop (given at most STOP_SAVE_SECONDS), says where
@@ -796,9 +808,37 @@ class Experiment:
             self.say(f'error: {outcome["error"]}', error=True)
         else:
             self.say(f'Checkpoint at the stop: {outcome["path"]}', error=True)
+            self._add_replay_at_stop(state, learner_steps, holder)
         signal_name = getattr(self.stop_request, 'signal_name', None) or 'stop'
         self.say(f'Interrupted ({signal_name}): {stopping}the last checkpoint is in {self.settings.checkpoint_dir}', error=True)
         raise SystemExit(130)
+
+    def _add_replay_at_stop(self, state: dict[str, Any], learner_steps: int, holder: Any) -> None:
+        """--save_replay_at_stop: writes the checkpoint at the stop again, now with `holder`'s replay memory, given at
+        most STOP_REPLAY_SAVE_SECONDS; until the new file replaces it, the one without the replay stands."""
+        replay = getattr(holder, 'replay', None)
+        if not self.settings.save_replay_at_stop or self.settings.save_replay or replay is None or replay.size == 0:
+            return
+        self.say(f'Adding the replay memory ({replay.size:,} samples) to it (--save_replay_at_stop, at most {STOP_REPLAY_SAVE_SECONDS:g} s)', error=True)
+        outcome: dict[str, Any] = {}
+
+        def save() -> None:
+            try:
+                outcome['path'] = self.save_periodic(state, learner_steps, holder, with_replay=True)
+            except checkpoint.CheckpointError as error:
+                outcome['error'] = error
+
+        writer = threading.Thread(target=save, daemon=True)
+        started = time.monotonic()
+        writer.start()
+        writer.join(STOP_REPLAY_SAVE_SECONDS)
+        if writer.is_alive():
+            self.say(f'The replay memory did not fit in {STOP_REPLAY_SAVE_SECONDS:g} s: the checkpoint at the stop holds none', error=True)
+        elif 'error' in outcome:
+            self.say(f'error: {outcome["error"]}; the checkpoint at the stop holds no replay memory', error=True)
+        else:
+            size = os.path.getsize(outcome['path']) / 2**20
+            self.say(f'Replay memory added in {time.monotonic() - started:.1f} s ({size:,.0f} MiB): a resumed run learns at once', error=True)
 
     def end_iteration(
         self,
@@ -824,6 +864,7 @@ class Experiment:
         wall_time = round(self.wall_time, 3)
         name = checkpoint.checkpoint_file_name(self.settings.agent_name, self.settings.environment_name, iteration)
         path = self._write(os.path.join(self.settings.checkpoint_dir, name), state, learner_steps, periodic=False, holder=holder, wall_time=wall_time)
+        self._iteration_ended = True
         row = {
             'iteration': iteration,
             'env_steps': self.env_steps,

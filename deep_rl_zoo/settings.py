@@ -160,6 +160,7 @@ class Common(Settings):
     train_for_seconds: int = setting(0, 'End training (with a checkpoint and a results row) after this many seconds of training (0: no limit).', lower=0, theme='training')
     train_for_env_steps: int = setting(0, 'End training (with a checkpoint and a results row) after this many env steps (0: no limit).', lower=0, theme='training')
     save_replay: bool = setting(False, 'Replay agents: checkpoints also hold the replay memory (snappy-compressed), so a resumed run learns at once.', theme='checkpoints')
+    save_replay_at_stop: bool = setting(False, 'Replay agents: only the checkpoint written at Ctrl-C or SIGTERM holds the replay memory (written after the one without it, which stays if this takes over 60 s), so a stopped run resumes as if never stopped.', theme='checkpoints')
     progress: bool = setting(True, 'Print a live progress line (env steps, frames/s, recent return, time left).', theme='logging')
     learner_threads: int = setting(1, 'Torch threads of the learning process (actor processes always use 1).', lower=1, theme='training')
     # Atari's frame processing (the flags of run_atari scripts only)

@@ -10,6 +10,7 @@ import re
 import signal
 import socket
 import subprocess
+import time
 
 import pytest
 
@@ -90,6 +91,48 @@ def test_dqn_killed_mid_iteration_resumes_from_its_periodic_checkpoint_and_learn
 
 
 PPO_FLAGS = ('--num_iterations=1', '--num_train_steps=12800', '--num_eval_steps=0', '--save_every_sec=1', '--nouse_tensorboard', '--noprogress', '--train_dir=exp')
+
+
+def test_dqn_stopped_by_sigterm_with_save_replay_at_stop_resumes_with_its_replay(tmp_path):
+    """Only the checkpoint at the stop holds the replay: a SIGTERM while the run waits after iteration 0
+    (`unit_tests.paused_after_iteration`, so the point does not depend on the machine's speed)."""
+    flags = [flag for flag in DQN_FLAGS if flag not in ('--save_replay', '--save_every_sec=1', '--num_iterations=1')]
+    flags += ['--num_iterations=2', '--save_every_sec=0', '--save_replay_at_stop']
+    experiment_dir, go_file = tmp_path / 'exp' / 'DQN_CartPole-v1', tmp_path / 'go'
+    command = [python_executable(), '-m', 'unit_tests.paused_after_iteration', str(go_file), 'deep_rl_zoo.dqn.run_classic', *flags]
+    env = dict(os.environ, PYTHONPATH=REPO_ROOT, OMP_NUM_THREADS='1', PYTHONUNBUFFERED='1')
+    with open(tmp_path / 'stdout.txt', 'w') as stdout, open(tmp_path / 'stderr.txt', 'w') as stderr:
+        process = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=stdout, stderr=stderr)
+    try:
+        milestone = experiment_dir / 'DQN_CartPole-v1_0.ckpt'
+        deadline = time.monotonic() + 600
+        while not milestone.exists() and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert milestone.exists(), (tmp_path / 'stderr.txt').read_text()[-3000:]
+        process.send_signal(signal.SIGTERM)
+        go_file.touch()
+        assert process.wait(timeout=600) == 130
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    stderr = (tmp_path / 'stderr.txt').read_text()
+    assert 'Adding the replay memory (' in stderr and 'Replay memory added in ' in stderr and TRACEBACK not in stderr, stderr[-3000:]
+    assert 'replay' not in checkpoint.load_checkpoint(str(milestone))['extra']  # the iteration's own checkpoint: none
+    at_stop = checkpoint.list_checkpoints(str(experiment_dir), 'DQN', 'CartPole-v1')[-1]  # the newest, which a resume takes
+    assert at_stop.path.endswith('DQN_CartPole-v1_1_at2000.ckpt')  # after iteration 0's milestone: iteration 1 at its start
+    saved = checkpoint.load_checkpoint(at_stop.path)
+    assert saved['counters']['env_steps'] == 2000 and saved['extra']['replay']['class'] == 'UniformReplay'
+    learner_steps = saved['counters']['learner_steps']
+
+    again = run_module('deep_rl_zoo.dqn.run_classic', *flags, cwd=str(tmp_path))  # the same command
+    assert again.returncode == 0 and TRACEBACK not in again.stderr, again.stderr
+    assert f'Resuming from {os.path.join("exp", "DQN_CartPole-v1", "DQN_CartPole-v1_1_at2000.ckpt")}: iteration 1 (0 of its env steps done), 2000 env steps' in again.stdout
+    assert 'Replay memory restored' in again.stdout
+    assert [row['iteration'] for row in read_csv(experiment_dir / 'DQN_CartPole-v1_results.csv')] == ['0', '1']
+    final = checkpoint.load_checkpoint(str(experiment_dir / 'DQN_CartPole-v1_1.ckpt'))
+    assert final['counters']['learner_steps'] == learner_steps + 2000  # no refill: it learns on every step at once
+    assert 'replay' not in final['extra']
 
 
 def test_ppo_killed_mid_iteration_resumes_from_its_periodic_checkpoint_with_its_schedule(tmp_path):

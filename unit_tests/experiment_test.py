@@ -22,6 +22,7 @@ from tensorboard.backend.event_processing import event_accumulator
 from tensorboard.summary.writer import event_file_writer
 
 from deep_rl_zoo import checkpoint, experiment, gym_env
+from deep_rl_zoo import replay as replay_lib
 from deep_rl_zoo.dqn.settings import DqnSettings
 from deep_rl_zoo.experiment import Experiment, RunSettings
 from unit_tests.helpers import snapshot
@@ -343,6 +344,67 @@ def test_a_checkpoint_at_the_stop_that_cannot_finish_in_time_is_abandoned(tmp_pa
     run.close()
     assert time.monotonic() - start < 1.0
     assert 'The checkpoint at the stop did not finish within 0.2 s and was abandoned; no earlier checkpoint exists' in capsys.readouterr().err
+
+
+def replay_holder(steps):
+    """An agent stand-in whose replay holds `steps` one-stream CartPole-sized steps."""
+    replay = replay_lib.UniformReplay(100, (4,), np.float32, discount=0.9, seed=0)
+    for t in range(steps):
+        replay.add(np.full((1, 4), t, np.float32), np.array([t % 2]), np.array([1.0], np.float32), np.array([False]), np.array([False]))
+    return types.SimpleNamespace(replay=replay)
+
+
+def test_with_save_replay_at_stop_only_the_checkpoint_at_the_stop_holds_the_replay(tmp_path, capsys):
+    holder = replay_holder(7)
+    run = Experiment(settings(tmp_path, save_replay_at_stop=True), VECTOR_ENV).begin()
+    next(iter(run.iterations))
+    for _ in range(4):
+        run.record_train_step(1, [], OBSERVATION)
+    periodic = run.save_periodic(state(1), 2, holder)
+    assert 'replay' not in checkpoint.load_checkpoint(periodic)['extra']
+    for _ in range(2):
+        run.record_train_step(1, [], OBSERVATION)
+    run.stop_request = StopRequest()
+    with pytest.raises(SystemExit):
+        run.stop(state(6), 3, holder)
+    run.close()
+    assert files(tmp_path) == [f'{NAME}_0_at4.ckpt', f'{NAME}_0_at6.ckpt'] and not [n for n in os.listdir(tmp_path / 'experiment') if '.tmp' in n]
+    err = capsys.readouterr().err
+    assert f'Checkpoint at the stop: {tmp_path}/experiment/{NAME}_0_at6.ckpt' in err
+    assert 'Adding the replay memory (6 samples) to it (--save_replay_at_stop, at most 60 s)' in err
+    assert 'Replay memory added in ' in err
+    at_stop = checkpoint.load_checkpoint(str(tmp_path / 'experiment' / f'{NAME}_0_at6.ckpt'))
+    assert at_stop['counters']['env_steps'] == 6 and at_stop['state']['network']['weight'].tolist() == [6.0, 6.0]
+    restored = replay_holder(0).replay
+    replay_lib.load_replay_state(restored, at_stop['extra']['replay'])
+    assert restored.size == holder.replay.size > 0
+    resumed = Experiment(settings(tmp_path, save_replay_at_stop=True), VECTOR_ENV).begin()
+    assert resumed.resumed_replay is not None and resumed.env_steps == 6
+    resumed.close()
+
+
+def test_a_replay_too_slow_to_write_at_the_stop_leaves_the_checkpoint_without_it(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(experiment, 'STOP_REPLAY_SAVE_SECONDS', 0.2)
+    release, save = threading.Event(), checkpoint.save_checkpoint
+
+    def slow_with_a_replay(*args, **kwargs):
+        if 'replay' in kwargs['extra']:
+            release.wait(5)
+            return None
+        return save(*args, **kwargs)
+
+    monkeypatch.setattr(experiment.checkpoint, 'save_checkpoint', slow_with_a_replay)
+    run = Experiment(settings(tmp_path, save_replay_at_stop=True), VECTOR_ENV).begin()
+    run.record_train_step(1, [], OBSERVATION)
+    run.stop_request = StopRequest()
+    start = time.monotonic()
+    with pytest.raises(SystemExit):
+        run.stop(state(1), 0, replay_holder(3))
+    release.set()
+    run.close()
+    assert time.monotonic() - start < 2.0
+    assert 'The replay memory did not fit in 0.2 s: the checkpoint at the stop holds none' in capsys.readouterr().err
+    assert 'replay' not in checkpoint.load_checkpoint(str(tmp_path / 'experiment' / f'{NAME}_0_at1.ckpt'))['extra']
 
 
 def test_evaluation_notices_the_stop(tmp_path):
