@@ -28,6 +28,11 @@ actor (gamma * V(final observation) added to the last reward, Pardo et al. 2018)
 `--bf16_learning` runs the learner's Nature CNN torso under bfloat16 autocast (`networks.common.bf16_torsos`); heads,
 LSTM, V-trace, loss and optimizer stay float32, and so do the actors and the deep residual torso.
 
+`--replay_proportion=p` adds p replayed rollouts per new one to every batch (the paper's V-trace analysis compares
+the off-policy corrections with and without such a replay; RLlib's option of the same name), drawn uniformly from the newest `--replay_rollouts` the learner has
+trained on, so each sample is learned from 1 + p times on average. Their behaviour policy mu is older, and V-trace
+corrects for it as for the actors' lag. The replay is the learner's memory and is not saved in checkpoints.
+
 `--use_lstm` adds the paper's LSTM core (256 units; `networks.policy.RecurrentActorCritic`): the torso's output, the
 one-hot previous action and the clipped previous reward feed the LSTM, whose output feeds both heads; its state is
 zeroed at episode starts. Actors carry the state across rollouts and store the state each rollout starts from; the
@@ -53,6 +58,29 @@ PER_ENVIRONMENT_FIELDS = ('last_observation', 'core_h', 'core_c')  # [N, ...]; t
 CORE_SIZE = 256  # LSTM units of --use_lstm (the paper's)
 
 
+class RolloutReplay:
+    """The newest `capacity` rollouts, copied out of the actors' buffers, drawn uniformly without replacement."""
+
+    def __init__(self, capacity: int, seed: int):
+        self.capacity = capacity
+        self.rollouts: list[dict[str, torch.Tensor]] = []
+        self._next = 0  # the slot the next rollout overwrites once full
+        self._generator = torch.Generator().manual_seed(seed)
+
+    def add(self, rollout: dict[str, torch.Tensor]) -> None:
+        copy = {name: tensor.clone() for name, tensor in rollout.items()}  # the actors' buffers are reused
+        if len(self.rollouts) < self.capacity:
+            self.rollouts.append(copy)
+        else:
+            self.rollouts[self._next] = copy
+        self._next = (self._next + 1) % self.capacity
+
+    def sample(self, count: int) -> list[dict[str, torch.Tensor]]:
+        """`count` distinct rollouts (fewer while the replay holds fewer)."""
+        picks = torch.randperm(len(self.rollouts), generator=self._generator)[:count]
+        return [self.rollouts[index] for index in picks.tolist()]
+
+
 class ImpalaLearner(OneOptimizerLearner):
     """One V-trace actor-critic gradient step per batch of rollouts (see the module docstring)."""
 
@@ -75,9 +103,15 @@ class ImpalaLearner(OneOptimizerLearner):
         rmsprop_alpha: float = 0.99,
         optimizer_eps: float = 0.01,
         bf16_learning: bool = False,
+        replay_proportion: float = 0.0,
+        replay_rollouts: int = 100,
+        seed: int = 0,
         device: torch.device = torch.device('cpu'),
     ):
         self.network = network.to(device)
+        self.replay_proportion = replay_proportion
+        self.replay = RolloutReplay(replay_rollouts, seed) if replay_proportion > 0 else None
+        self._replay_credit = 0.0  # replayed rollouts owed: fractional proportions come out exact over updates
         self.optimizer = rmsprop_or_adam(network, optimizer, learning_rate, rmsprop_alpha, optimizer_eps)
         self.entropy_coef = entropy_coef
         self.value_coef = value_coef
@@ -131,10 +165,18 @@ class ImpalaLearner(OneOptimizerLearner):
         return loss, statistics
 
     def update(self, buffers: list[dict[str, torch.Tensor]]) -> None:
-        """One gradient step on every sample of `buffers` (rollouts [T, N_actor, ...] in arrival order)."""
+        """One gradient step on every sample of `buffers` (rollouts [T, N_actor, ...] in arrival order) and, with
+        --replay_proportion, of the replayed rollouts drawn for them."""
         fields = BATCH_FIELDS + (RECURRENT_FIELDS if isinstance(self.network, RecurrentActorCritic) else ())
+        rollouts = [{name: buffer[name] for name in fields} for buffer in buffers]
+        replayed: list[dict[str, torch.Tensor]] = []
+        if self.replay is not None:
+            self._replay_credit += self.replay_proportion * len(rollouts)
+            replayed = self.replay.sample(int(self._replay_credit))
+            self._replay_credit -= int(self._replay_credit)
         batch = {
-            name: torch.cat([buffer[name] for buffer in buffers], dim=0 if name in PER_ENVIRONMENT_FIELDS else 1).to(self.device) for name in fields
+            name: torch.cat([rollout[name] for rollout in rollouts + replayed], dim=0 if name in PER_ENVIRONMENT_FIELDS else 1).to(self.device)
+            for name in fields
         }
         with bf16_torsos(self.bf16_learning):
             loss, statistics = self.loss(batch)
@@ -146,6 +188,10 @@ class ImpalaLearner(OneOptimizerLearner):
         self.optimizer.step()
         self.learner_steps += 1
         self.statistics.record(**statistics, grad_norm=grad_norm, learning_rate=self.learning_rate(self.learner_steps - 1))
+        if self.replay is not None:
+            for rollout in rollouts:
+                self.replay.add(rollout)
+            self.statistics.record(replayed_rollouts=float(len(replayed)))
 
 
 def _threshold(value: float) -> float | None:
@@ -171,6 +217,9 @@ def build_learner(network: nn.Module, env: VectorEnvironment, settings: ImpalaSe
         rmsprop_alpha=settings.rmsprop_alpha,
         optimizer_eps=settings.optimizer_eps,
         bf16_learning=settings.bf16_learning,
+        replay_proportion=settings.replay_proportion,
+        replay_rollouts=settings.replay_rollouts,
+        seed=settings.seed,
         device=device,
     )
 

@@ -29,6 +29,13 @@ class ImpalaSettings(settings.Common, settings.Asynchronous, settings.LossWeight
     torso: str = settings.setting(
         'nature', "The paper's shallow Nature CNN or its deep 15-layer residual network.", choices=('nature', 'impala_resnet'), kinds=('atari',)
     )
+    replay_proportion: float = settings.setting(
+        0.0,
+        'Rollouts replayed per new rollout in each batch, drawn uniformly from the newest --replay_rollouts (as in the '
+        "paper's V-trace analysis with replay; V-trace corrects for their older behaviour policy). 0: each rollout is learned from once.",
+        lower=0.0,
+    )
+    replay_rollouts: int = settings.setting(100, 'Rollouts kept for --replay_proportion, the newest (not saved in checkpoints).', lower=1)
 
 
 # 2 actors x 4 environments x 20-step unrolls, 2 rollouts (160 samples) per update, Adam at 1e-3 decayed to 0 over

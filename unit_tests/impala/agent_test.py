@@ -286,3 +286,56 @@ def test_bf16_learning_runs_the_learners_nature_cnn_in_bfloat16_and_moves_the_lo
     of it), the gradient keeps its direction (cosine 0.999)."""
 
     bf16_learning.check_the_nature_cnn_update(agent, ATARI)
+
+
+def test_the_rollout_replay_keeps_copies_of_the_newest_and_draws_distinct_ones():
+    replay = agent.RolloutReplay(capacity=3, seed=0)
+    buffer = {'reward': torch.zeros(2, 1)}
+    for value in range(5):
+        buffer['reward'].fill_(value)  # the actors' buffer is reused between rollouts
+        replay.add(buffer)
+    assert sorted(rollout['reward'][0, 0].item() for rollout in replay.rollouts) == [2.0, 3.0, 4.0]  # the newest 3
+    drawn = replay.sample(2)
+    assert len(drawn) == 2 and drawn[0] is not drawn[1]
+    assert len(replay.sample(10)) == 3  # no more than it holds
+    again = agent.RolloutReplay(capacity=3, seed=0)
+    for rollout in replay.rollouts:
+        again.add(rollout)
+    assert [r['reward'][0, 0].item() for r in again.sample(2)] == [r['reward'][0, 0].item() for r in drawn]  # seeded draws
+
+
+def test_with_replay_each_batch_adds_the_proportion_of_replayed_rollouts():
+    network, batch = make_batch(seed=4)
+    columns = [{name: value[:, i : i + 1] if name != 'last_observation' else value[i : i + 1] for name, value in batch.items()} for i in range(B)]
+    learner = make_learner(network, replay_proportion=1.5, replay_rollouts=10, seed=1)
+    sizes = []
+
+    def record_batch_sizes(learner):
+        loss = learner.loss
+
+        def recording_loss(update_batch):
+            sizes.append(update_batch['reward'].shape[1])
+            return loss(update_batch)
+
+        learner.loss = recording_loss
+
+    record_batch_sizes(learner)
+    for _ in range(3):
+        learner.update(columns)  # 2 new rollouts of one environment each
+    # Nothing to replay at first; then 1.5 x 2 = 3 replayed per update, from the 2, then 4, rollouts trained on.
+    assert sizes == [2, 2 + 2, 2 + 3]
+    assert len(learner.replay.rollouts) == 6
+    assert learner.learner_statistics()['replayed_rollouts'] == pytest.approx((0 + 2 + 3) / 3)
+    fractional = make_learner(mlp_actor_critic(OBSERVATION_SIZE, 2), replay_proportion=0.25, replay_rollouts=10)
+    record_batch_sizes(fractional)
+    sizes.clear()
+    for _ in range(4):
+        fractional.update(columns[:1])
+    assert sizes == [1, 1, 1, 2]  # one replayed rollout per 4 new ones
+
+
+def test_without_replay_the_learner_keeps_no_rollouts():
+    network, batch = make_batch(seed=5)
+    learner = make_learner(network)
+    learner.update([batch])
+    assert learner.replay is None and 'replayed_rollouts' not in learner.learner_statistics()
