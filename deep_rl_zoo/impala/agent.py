@@ -110,7 +110,8 @@ class ImpalaLearner(OneOptimizerLearner):
     ):
         self.network = network.to(device)
         self.replay_proportion = replay_proportion
-        self.replay = RolloutReplay(replay_rollouts, seed) if replay_proportion > 0 else None
+        # Not `replay`: that name is the replay agents' memory, which the experiment saves with --save_replay.
+        self.rollout_replay = RolloutReplay(replay_rollouts, seed) if replay_proportion > 0 else None
         self._replay_credit = 0.0  # replayed rollouts owed: fractional proportions come out exact over updates
         self.optimizer = rmsprop_or_adam(network, optimizer, learning_rate, rmsprop_alpha, optimizer_eps)
         self.entropy_coef = entropy_coef
@@ -170,9 +171,9 @@ class ImpalaLearner(OneOptimizerLearner):
         fields = BATCH_FIELDS + (RECURRENT_FIELDS if isinstance(self.network, RecurrentActorCritic) else ())
         rollouts = [{name: buffer[name] for name in fields} for buffer in buffers]
         replayed: list[dict[str, torch.Tensor]] = []
-        if self.replay is not None:
+        if self.rollout_replay is not None:
             self._replay_credit += self.replay_proportion * len(rollouts)
-            replayed = self.replay.sample(int(self._replay_credit))
+            replayed = self.rollout_replay.sample(int(self._replay_credit))
             self._replay_credit -= int(self._replay_credit)
         batch = {
             name: torch.cat([rollout[name] for rollout in rollouts + replayed], dim=0 if name in PER_ENVIRONMENT_FIELDS else 1).to(self.device)
@@ -188,9 +189,9 @@ class ImpalaLearner(OneOptimizerLearner):
         self.optimizer.step()
         self.learner_steps += 1
         self.statistics.record(**statistics, grad_norm=grad_norm, learning_rate=self.learning_rate(self.learner_steps - 1))
-        if self.replay is not None:
+        if self.rollout_replay is not None:
             for rollout in rollouts:
-                self.replay.add(rollout)
+                self.rollout_replay.add(rollout)
             self.statistics.record(replayed_rollouts=float(len(replayed)))
 
 

@@ -324,7 +324,7 @@ def test_with_replay_each_batch_adds_the_proportion_of_replayed_rollouts():
         learner.update(columns)  # 2 new rollouts of one environment each
     # Nothing to replay at first; then 1.5 x 2 = 3 replayed per update, from the 2, then 4, rollouts trained on.
     assert sizes == [2, 2 + 2, 2 + 3]
-    assert len(learner.replay.rollouts) == 6
+    assert len(learner.rollout_replay.rollouts) == 6
     assert learner.learner_statistics()['replayed_rollouts'] == pytest.approx((0 + 2 + 3) / 3)
     fractional = make_learner(mlp_actor_critic(OBSERVATION_SIZE, 2), replay_proportion=0.25, replay_rollouts=10)
     record_batch_sizes(fractional)
@@ -338,4 +338,5 @@ def test_without_replay_the_learner_keeps_no_rollouts():
     network, batch = make_batch(seed=5)
     learner = make_learner(network)
     learner.update([batch])
-    assert learner.replay is None and 'replayed_rollouts' not in learner.learner_statistics()
+    assert learner.rollout_replay is None and 'replayed_rollouts' not in learner.learner_statistics()
+    assert not hasattr(learner, 'replay')  # the experiment would save and restore it as a replay agent's memory
