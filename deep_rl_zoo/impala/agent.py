@@ -29,8 +29,8 @@ actor (gamma * V(final observation) added to the last reward, Pardo et al. 2018)
 LSTM, V-trace, loss and optimizer stay float32, and so do the actors and the deep residual torso.
 
 `--replay_proportion=p` adds p replayed rollouts per new one to every batch (the paper's V-trace analysis compares
-the off-policy corrections with and without such a replay; RLlib's option of the same name), drawn uniformly from the newest `--replay_rollouts` the learner has
-trained on, so each sample is learned from 1 + p times on average. Their behaviour policy mu is older, and V-trace
+the off-policy corrections with and without such a replay; RLlib's option of the same name), drawn uniformly from
+the newest `--replay_rollouts` the learner has trained on, so each sample is learned from 1 + p times on average. Their behaviour policy mu is older, and V-trace
 corrects for it as for the actors' lag. The replay is the learner's memory and is not saved in checkpoints.
 
 `--use_lstm` adds the paper's LSTM core (256 units; `networks.policy.RecurrentActorCritic`): the torso's output, the
@@ -38,6 +38,8 @@ one-hot previous action and the clipped previous reward feed the LSTM, whose out
 zeroed at episode starts. Actors carry the state across rollouts and store the state each rollout starts from; the
 learner unrolls the core from it over the T steps and the bootstrap step, and the V-trace loss is the same.
 """
+
+import collections
 
 import torch
 from torch import nn
@@ -62,18 +64,11 @@ class RolloutReplay:
     """The newest `capacity` rollouts, copied out of the actors' buffers, drawn uniformly without replacement."""
 
     def __init__(self, capacity: int, seed: int):
-        self.capacity = capacity
-        self.rollouts: list[dict[str, torch.Tensor]] = []
-        self._next = 0  # the slot the next rollout overwrites once full
+        self.rollouts: collections.deque[dict[str, torch.Tensor]] = collections.deque(maxlen=capacity)  # drops the oldest
         self._generator = torch.Generator().manual_seed(seed)
 
     def add(self, rollout: dict[str, torch.Tensor]) -> None:
-        copy = {name: tensor.clone() for name, tensor in rollout.items()}  # the actors' buffers are reused
-        if len(self.rollouts) < self.capacity:
-            self.rollouts.append(copy)
-        else:
-            self.rollouts[self._next] = copy
-        self._next = (self._next + 1) % self.capacity
+        self.rollouts.append({name: tensor.clone() for name, tensor in rollout.items()})  # the actors' buffers are reused
 
     def sample(self, count: int) -> list[dict[str, torch.Tensor]]:
         """`count` distinct rollouts (fewer while the replay holds fewer)."""
