@@ -111,12 +111,18 @@ def test_an_actor_that_wants_new_episodes_gets_every_environment_reset_before_it
     actor, restarts = RestartingActor(num_envs=2), []
     env = cartpole(2, seed=5)
     tracker = trackers.EpisodeTracker(2)
+
+    def on_restart():
+        restarts.append(len(actor.observed))
+        tracker.abandon_running()
+
     try:
-        for step in itertools.islice(run_env_loop(actor, env, on_restart=lambda: restarts.append(len(actor.observed))), 9):
-            assert tracker.step(step.raw_reward, step.terminated | step.truncated) == []  # CartPole lasts > 3 steps
+        for step in itertools.islice(run_env_loop(actor, env, on_restart=on_restart), 9):
+            assert tracker.step(step.raw_reward, step.terminated | step.truncated) == []  # CartPole lasts > 4 steps
     finally:
         env.close()
     assert actor.resets == 3 and restarts == [3, 7]  # the first reset is the loop's start
+    assert tracker.current(0) == tracker.current(1) == (2.0, 2)  # only steps 8 and 9, of the games begun after step 7
     reference = cartpole(2, seed=5)
     try:
         first, second, third = reference.reset(), reference.reset(), reference.reset()  # the same seeded streams
