@@ -26,6 +26,11 @@ evaluation, and reads the run's per-iteration results CSV. Outputs:
   process launch to each CSV row, polled), log.txt, benchmark_command.txt (the invocation that trained it: a
   `--reuse` table over runs of several invocations heads with all of them) and final checkpoint (git ignores raw/).
 
+A run that stops short of its budget keeps its row, marked partial ("no (partial: 500,000 of 2,000,000 env steps)";
+a `partial` column in `<out>.csv`): a training process that failed or was stopped (the probes' way of ending a run
+early), or every unfinished run when the benchmark itself gets Ctrl-C or SIGTERM, which stops the training processes
+and tabulates the rows so far. The exit status is then 1.
+
 Wall time is measured from the launch of the process (imports and start-up included), by polling the results CSV
 for new rows; with `--reuse` the polled times saved in timing.csv are read back.
 
@@ -150,6 +155,7 @@ class RunResult:
     eval_returns: list[float]
     seconds: list[float]  # from process launch to each row (nan when unknown)
     checkpoints: list[str]
+    partial: bool = False  # stopped short of its budget (interrupted or failed) without having solved under --stop_when_solved
 
     @property
     def solved_index(self) -> Optional[int]:
@@ -374,16 +380,21 @@ def _prune_checkpoints(run: Run) -> None:
             path.unlink()
 
 
+class BenchmarkInterrupted(Exception):
+    """SIGTERM reached the benchmark: its training processes are stopped and the rows so far are tabulated."""
+
+
 def _exit_on_sigterm(signum: int, _frame) -> None:
-    raise SystemExit(f'benchmarks.learning: stopped by signal {signum}; the training processes were stopped too')
+    raise BenchmarkInterrupted(f'stopped by signal {signum}')
 
 
-def train(runs: list[Run], args: argparse.Namespace) -> list[Run]:
-    """Runs every training process, at most `args.jobs` at a time; returns the runs that exited cleanly. Ctrl-C or
-    SIGTERM stops the running ones too (no training process outlives the benchmark)."""
+def train(runs: list[Run], args: argparse.Namespace) -> None:
+    """Runs every training process, at most `args.jobs` at a time (a finished run of an earlier invocation is kept,
+    an interrupted one resumed); a failed one prints its log's last lines and the others go on. Ctrl-C
+    (KeyboardInterrupt) or SIGTERM (BenchmarkInterrupted) stops the running ones too: no training process outlives
+    the benchmark."""
     pending = list(runs)
     running: list[RunningJob] = []
-    succeeded: list[Run] = []
     previous_handler = signal.signal(signal.SIGTERM, _exit_on_sigterm)
     try:
         while pending or running:
@@ -395,7 +406,6 @@ def train(runs: list[Run], args: argparse.Namespace) -> list[Run]:
                 state = 'none' if args.fresh else earlier_state(run, command, num_iterations, threshold)
                 if state == 'finished':
                     print(f'[kept]  {run.label}: finished by an earlier invocation ({run.results_csv})', flush=True)
-                    succeeded.append(run)
                     continue
                 verb = '[resume]' if state == 'interrupted' else '[start]'
                 print(f'{verb} {run.label}: {" ".join(command[2:4])} ... (log {run.log})', flush=True)
@@ -414,11 +424,9 @@ def train(runs: list[Run], args: argparse.Namespace) -> list[Run]:
                 seconds = time.monotonic() - job.start
                 if job in solved:
                     _prune_checkpoints(job.run)
-                    succeeded.append(job.run)
                     print(f'[done]  {job.run.label} reached the threshold in {seconds:.1f} s: stopped (--stop_when_solved)', flush=True)
                 elif job.process.returncode == 0:
                     _prune_checkpoints(job.run)
-                    succeeded.append(job.run)
                     print(f'[done]  {job.run.label} in {seconds:.1f} s', flush=True)
                 else:
                     tail = job.run.log.read_text(encoding='utf-8', errors='replace').strip().splitlines()[-5:]
@@ -428,8 +436,8 @@ def train(runs: list[Run], args: argparse.Namespace) -> list[Run]:
     finally:
         for job in running:
             job.stop()
+            job.poll_rows()  # rows written while it stopped are timed too
         signal.signal(signal.SIGTERM, previous_handler)
-    return succeeded
 
 
 def read_rows(path: Path) -> list[dict[str, str]]:
@@ -535,6 +543,7 @@ class Summary:
     solved: int
     seeds: int
     median_final_return: float
+    partial: int = 0
 
 
 def summarise(results: list[RunResult]) -> list[Summary]:
@@ -554,6 +563,7 @@ def summarise(results: list[RunResult]) -> list[Summary]:
                 solved=sum(r.solved for r in group),
                 seeds=len(group),
                 median_final_return=statistics.median(finals) if finals else math.nan,
+                partial=sum(r.partial for r in group),
             )
         )
     return summaries
@@ -575,6 +585,14 @@ def command_header(results: list[RunResult], args: argparse.Namespace) -> str:
     return 'Trained by ' + '; '.join(f'`{command}`' for command in trained_by) + f'. This table: {this_table}'
 
 
+def verdict(result: RunResult, args: argparse.Namespace) -> str:
+    """The table's "solved?" cell; a partial run says where it stopped."""
+    answer = 'yes' if result.solved else 'no'
+    if result.partial:
+        answer += f' (partial: {result.total_env_steps:,} of {args.max_steps:,} env steps)'
+    return answer
+
+
 def markdown(results: list[RunResult], summaries: list[Summary], args: argparse.Namespace) -> str:
     lines = [
         '# Learning benchmark',
@@ -583,7 +601,8 @@ def markdown(results: list[RunResult], summaries: list[Summary], args: argparse.
         '',
         f'Budget {args.max_steps:,} env steps per run, greedy evaluation every {args.eval_every:,} env steps. '
         '"To threshold" is the first evaluation whose mean return reaches the threshold; wall time is from process '
-        'launch (start-up included).',
+        'launch (start-up included). A partial run stopped before its budget (interrupted or failed): its row '
+        'holds the evaluations it reached.',
         '',
         '| agent | environment | seed | threshold | env steps to threshold | wall time to threshold (s) | final eval return | best eval return | solved? |',
         '|---|---|---:|---:|---:|---:|---:|---:|---|',
@@ -592,8 +611,7 @@ def markdown(results: list[RunResult], summaries: list[Summary], args: argparse.
         lines.append(
             f'| {r.run.agent} | {r.run.environment} | {r.run.seed} | {r.threshold:g} | {_format(r.steps_to_threshold)} | '
             f'{_format(r.seconds_to_threshold, 1)} | {_format(r.final_eval_return, _return_digits(r.threshold))} | '
-            f'{_format(r.best_eval_return, _return_digits(r.threshold))} | '
-            f'{"yes" if r.solved else "no"} |'
+            f'{_format(r.best_eval_return, _return_digits(r.threshold))} | {verdict(r, args)} |'
         )
     lines += [
         '',
@@ -605,7 +623,7 @@ def markdown(results: list[RunResult], summaries: list[Summary], args: argparse.
     for s in summaries:
         lines.append(
             f'| {s.agent} | {s.environment} | {s.threshold:g} | {_format(s.median_steps)} | {_format(s.median_seconds, 1)} | '
-            f'{_format(s.median_final_return, _return_digits(s.threshold))} | {s.solved}/{s.seeds} |'
+            f'{_format(s.median_final_return, _return_digits(s.threshold))} | {s.solved}/{s.seeds}{f" ({s.partial} partial)" if s.partial else ""} |'
         )
     return '\n'.join(lines) + '\n'
 
@@ -618,7 +636,7 @@ def write_csv(path: Path, results: list[RunResult], summaries: list[Summary]) ->
     """One row per run (kind=run) and one per (agent, environment) (kind=summary, seed=median); empty = never/unknown."""
     columns = [
         'kind', 'agent', 'environment', 'seed', 'threshold', 'env_steps_to_threshold', 'wall_time_to_threshold_s',
-        'final_eval_return', 'best_eval_return', 'solved', 'total_env_steps',
+        'final_eval_return', 'best_eval_return', 'solved', 'total_env_steps', 'partial',
     ]
     with open(path, 'w', newline='', encoding='utf-8') as file:
         writer = csv.writer(file, lineterminator='\n')
@@ -627,12 +645,12 @@ def write_csv(path: Path, results: list[RunResult], summaries: list[Summary]) ->
             writer.writerow([
                 'run', r.run.agent, r.run.environment, r.run.seed, f'{r.threshold:g}', _csv_number(r.steps_to_threshold),
                 _csv_number(r.seconds_to_threshold), _csv_number(r.final_eval_return), _csv_number(r.best_eval_return),
-                int(r.solved), r.total_env_steps,
+                int(r.solved), r.total_env_steps, int(r.partial),
             ])
         for s in summaries:
             writer.writerow([
                 'summary', s.agent, s.environment, 'median', f'{s.threshold:g}', _csv_number(s.median_steps),
-                _csv_number(s.median_seconds), _csv_number(s.median_final_return), '', f'{s.solved}/{s.seeds}', '',
+                _csv_number(s.median_seconds), _csv_number(s.median_final_return), '', f'{s.solved}/{s.seeds}', '', s.partial,
             ])
 
 
@@ -806,8 +824,17 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     return args
 
 
+def mark_partial(results: list[RunResult], args: argparse.Namespace) -> None:
+    """Marks the runs that stopped short of their iterations (a failed or interrupted process, or a benchmark stopped
+    part-way) unless they reached the threshold under --stop_when_solved: their rows stay in the tables, as partial."""
+    num_iterations = max(args.max_steps // args.eval_every, 1)
+    for r in results:
+        r.partial = len(r.env_steps) < num_iterations and not (args.stop_when_solved and r.solved)
+
+
 def main(argv: Optional[list[str]] = None) -> int:
-    """Trains (or re-reads) every run and writes the tables and plots; returns 1 when a run failed or is missing."""
+    """Trains (or re-reads) every run and writes the tables and plots, partial runs marked; returns 1 when a run
+    failed, is missing or partial, or the benchmark was stopped (Ctrl-C, SIGTERM: the rows so far are tabulated)."""
     args = parse_args(argv)
     if args.replot:
         for path in plot(read_evaluations_csv(Path(args.replot)), Path(args.screenshots_dir), args.plot_ymin):
@@ -830,17 +857,22 @@ def main(argv: Optional[list[str]] = None) -> int:
     for run in runs:
         run_module(run.agent, run.environment)  # unknown agent / script: fail before training anything
 
-    if args.reuse:
-        finished = [run for run in runs if run.results_csv.exists()]
-        for run in runs:
-            if run not in finished:
-                print(f'--reuse: no {run.results_csv}; {run.label} left out', flush=True)
-    else:
-        finished = train(runs, args)
-    results = [parse_run(run, thresholds[run.environment]) for run in finished]
+    stopped = None
+    if not args.reuse:
+        try:
+            train(runs, args)
+        except (KeyboardInterrupt, BenchmarkInterrupted) as interruption:
+            stopped = str(interruption) or 'stopped by Ctrl-C'
+            print(f'benchmarks.learning: {stopped}; the training processes were stopped too: tabulating the rows so far', file=sys.stderr, flush=True)
+    with_rows = [run for run in runs if run.results_csv.exists()]
+    for run in runs:
+        if run not in with_rows:
+            print(f'no {run.results_csv}: {run.label} left out of the tables', flush=True)
+    results = [parse_run(run, thresholds[run.environment]) for run in with_rows]
     results = [r for r in results if r.env_steps]
     if not results:
-        raise SystemExit('error: no run produced a results row; see the logs above')
+        raise SystemExit(f'error: no run produced a results row{f" ({stopped})" if stopped else ""}; see the logs above')
+    mark_partial(results, args)
 
     summaries = summarise(results)
     report = markdown(results, summaries, args)
@@ -872,8 +904,9 @@ def main(argv: Optional[list[str]] = None) -> int:
             print(f'wrote {path}')
     if args.keep_best_checkpoint:
         keep_best_checkpoints(results, Path(args.keep_best_checkpoint))
-    if len(results) < len(runs):
-        print(f'warning: {len(runs) - len(results)} of {len(runs)} runs failed or are missing', file=sys.stderr)
+    partial = sum(r.partial for r in results)
+    if len(results) < len(runs) or partial or stopped:
+        print(f'warning: of {len(runs)} runs, {len(runs) - len(results)} have no row and {partial} are partial', file=sys.stderr)
         return 1
     return 0
 

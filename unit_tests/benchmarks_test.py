@@ -163,6 +163,27 @@ def test_tables_keep_three_decimals_of_fractional_returns(tmp_path):
     assert table.rstrip().endswith('| 0.5 | 2,000 | 9.0 | 0.950 | 1/1 |')
 
 
+def test_a_run_short_of_its_budget_stays_in_the_tables_marked_partial(tmp_path):
+    args = learning.parse_args(['--max_steps', '4000', '--eval_every', '1000', '--threshold', '475'])
+    stopped = learning.parse_run(_write_run(tmp_path / 'a', [100, 200], [6.0, 9.0]), 475)  # 2 of 4 evaluations
+    whole = learning.parse_run(_write_run(tmp_path / 'b', [100, 200, 300, 480], [6.0, 9.0, 12.0, 15.0]), 475)
+    solved_early = learning.parse_run(_write_run(tmp_path / 'c', [100, 490, 500], [6.0, 9.0, 12.0]), 475)
+    learning.mark_partial([stopped, whole, solved_early], args)
+    assert (stopped.partial, whole.partial, solved_early.partial) == (True, False, True)  # c: solved, but not stopped for it
+    learning.mark_partial([solved_early], learning.parse_args([*args.argv, '--stop_when_solved']))
+    assert not solved_early.partial  # --stop_when_solved ended it at 475
+    solved_early.partial = True
+    results = [stopped, whole, solved_early]
+    [summary] = learning.summarise(results)
+    assert (summary.solved, summary.seeds, summary.partial) == (2, 3, 2)
+    table = learning.markdown(results, [summary], args)
+    assert '| 200.0 | 200.0 | no (partial: 2,000 of 4,000 env steps) |' in table and '| 480.0 | 480.0 | yes |' in table
+    assert '| 500.0 | 500.0 | yes (partial: 3,000 of 4,000 env steps) |' in table and table.rstrip().endswith('| 2/3 (2 partial) |')
+    learning.write_csv(tmp_path / 'table.csv', results, [summary])
+    rows = list(csv.DictReader(open(tmp_path / 'table.csv')))
+    assert [row['partial'] for row in rows] == ['1', '0', '1', '2'] and rows[0]['total_env_steps'] == '2000'
+
+
 def _result(agent, seed, steps, returns):
     run = learning.Run(agent, 'CartPole-v1', seed, Path('unused'))
     return learning.RunResult(run, 475.0, list(steps), list(returns), [math.nan] * len(steps), [])
@@ -327,7 +348,9 @@ def test_sigterm_to_the_benchmark_stops_its_training_processes(tmp_path):
     assert results.exists(), 'the training run wrote no results row in 600 s'
     benchmark.terminate()
     _, stderr = benchmark.communicate(timeout=60)
-    assert benchmark.returncode != 0 and 'stopped by signal 15' in stderr, stderr[-2000:]
+    assert benchmark.returncode == 1 and 'stopped by signal 15' in stderr, stderr[-2000:]
+    rows = len(list(csv.DictReader(open(results))))  # the rows so far are tabulated, the run marked partial
+    assert f'| no (partial: {1024 * rows:,} of 10,240,000 env steps) |' in out.with_suffix('.md').read_text()
     survivors = subprocess.run(['pgrep', '-f', str(out.parent)], capture_output=True, text=True, check=False).stdout.split()
     assert survivors == [], f'training processes outlived the benchmark: {survivors}'
 
