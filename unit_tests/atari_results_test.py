@@ -54,9 +54,14 @@ def test_interquartile_mean_cuts_a_quarter_of_the_seeds_off_each_end():
 
 
 def test_seeds_table_counts_a_seed_that_never_got_there_as_the_budget():
-    runs = [_pong('appo', seed, returns) for seed, returns in [(1, [-21.0, 18.5]), (2, [-21.0, -3.0, 19.0]), (3, [-21.0, -10.0])]]
+    runs = [_pong('appo', seed, returns) for seed, returns in [(1, [-21.0, 18.5]), (2, [-21.0, -3.0, 19.0]), (3, [-21.0] + [-10.0] * 9)]]  # seed 3: to 1M
     table = '\n'.join(atari_results.seeds_table(runs, 18.0, 1_000_000))
     assert '| appo | 3 | 1: 200,000; 2: 300,000; 3: not reached | 500,000 | 200,000 - 1,000,000 |' in table  # 3 seeds: none cut
+    table = '\n'.join(atari_results.seeds_table(runs, 18.0, 300_000))
+    assert '| appo | 3 | 1: 200,000; 2: 300,000; 3: not reached | 266,667 | 200,000 - 300,000 |' in table
+    runs.append(_pong('appo', 4, [-21.0, -5.0]))  # stopped at 200k, short of 18 and of the 1M budget
+    table = '\n'.join(atari_results.seeds_table(runs, 18.0, 1_000_000))
+    assert '| appo | 3 | 1: 200,000; 2: 300,000; 3: not reached; 4: stopped at 200,000 (left out) | 500,000 |' in table
 
 
 def test_every_agent_adds_a_row_for_each_agent_without_a_run():
@@ -99,3 +104,20 @@ def test_main_appends_the_notes_and_refuses_a_missing_notes_file(tmp_path):
     assert text.endswith('| sac ' + '| - ' * 9 + '| >= -11 and rising | no run yet |\n\n## a2c\n\nStayed at -21: tried RMSProp as TensorFlow computes it.\n')
     with pytest.raises(SystemExit, match='--notes=.*missing.md: no such file'):
         atari_results.main([str(path), '--out', str(out), '--notes', str(tmp_path / 'missing.md')])
+
+
+def test_seeds_budget_sets_where_the_seeds_table_censors(tmp_path):
+    path = tmp_path / 'learning_pong_appo_5seeds_evaluations.csv'
+    with open(path, 'w', newline='') as file:
+        writer = csv.writer(file)
+        writer.writerow(learning.EVALUATION_COLUMNS)
+        for seed, returns in [(1, [-21.0, 18.0]), (2, [-21.0, 5.0, 17.0])]:  # seed 2 ran to 300k without 18
+            for index, value in enumerate(returns):
+                writer.writerow(['appo', 'Pong', seed, 18, 100_000 * (index + 1), value, 60 * (index + 1)])
+    out = tmp_path / 'pong'
+    assert atari_results.main([str(path), '--out', str(out), '--seeds_budget', '300000']) == 0
+    text = out.with_suffix('.md').read_text()
+    assert 'Over seeds, within 300,000 agent steps (a seed that did not reach 18 by then counts as 300,000):' in text
+    assert '| appo | 2 | 1: 200,000; 2: not reached | 250,000 | 200,000 - 300,000 |' in text
+    assert atari_results.main([str(path), '--out', str(out)]) == 0  # within the 2M budget seed 2 was cut short
+    assert 'Over seeds' not in out.with_suffix('.md').read_text()  # one seed left: no table
