@@ -31,6 +31,9 @@ a `partial` column in `<out>.csv`): a training process that failed or was stoppe
 early), or every unfinished run when the benchmark itself gets Ctrl-C or SIGTERM, which stops the training processes
 and tabulates the rows so far. The exit status is then 1.
 
+`--stop_after_steps N` stops each run at its first evaluation from N env steps on, its schedules still spanning
+`--max_steps` (the first N steps of the run script's own run); such a run counts as complete.
+
 Wall time is measured from the launch of the process (imports and start-up included), by polling the results CSV
 for new rows; with `--reuse` the polled times saved in timing.csv are read back.
 
@@ -269,10 +272,11 @@ def _quoted(command: list[str]) -> str:
     return ' '.join(shlex.quote(part) for part in command)
 
 
-def earlier_state(run: Run, command: list[str], num_iterations: int, threshold: Optional[float]) -> str:
+def earlier_state(run: Run, command: list[str], num_iterations: int, threshold: Optional[float], stop_after_steps: int = 0) -> str:
     """What an earlier invocation left of this run: 'none' (nothing, or a different training command: start clean),
-    'finished' (all its iterations, or the threshold reached under --stop_when_solved: keep it) or 'interrupted'
-    (the same command stopped part-way: resume it from its latest checkpoint)."""
+    'finished' (all its iterations, the threshold reached under --stop_when_solved, or an evaluation at or past
+    --stop_after_steps: keep it) or 'interrupted' (the same command stopped part-way: resume it from its latest
+    checkpoint)."""
     if not run.log.exists():
         return 'none'
     with open(run.log, encoding='utf-8', errors='replace') as file:
@@ -280,7 +284,8 @@ def earlier_state(run: Run, command: list[str], num_iterations: int, threshold: 
             return 'none'
     rows = read_rows(run.results_csv) if run.results_csv.exists() else []  # no row yet: any periodic checkpoint resumes
     reached = threshold is not None and any(_float(row.get('eval_episode_return')) >= threshold for row in rows)
-    return 'finished' if len(rows) >= num_iterations or reached else 'interrupted'
+    far_enough = bool(stop_after_steps and rows and int(rows[-1]['env_steps']) >= stop_after_steps)
+    return 'finished' if len(rows) >= num_iterations or reached or far_enough else 'interrupted'
 
 
 class RunningJob:
@@ -341,6 +346,12 @@ class RunningJob:
             writer = csv.writer(file, lineterminator='\n')
             writer.writerow(['row', 'seconds_since_launch'])
             writer.writerows(enumerate(self.row_seconds))
+
+    def env_steps_so_far(self) -> int:
+        """The env steps of the newest results row (0 before the first)."""
+        path = self.run.results_csv
+        rows = read_rows(path) if path.exists() else []
+        return int(rows[-1]['env_steps']) if rows else 0
 
     def reached(self, threshold: float) -> bool:
         """Whether an evaluation in the results CSV so far reached `threshold`."""
@@ -403,7 +414,7 @@ def train(runs: list[Run], args: argparse.Namespace) -> None:
                 command = command_line(run, args)
                 num_iterations = max(args.max_steps // args.eval_every, 1)
                 threshold = threshold_of(run.environment, args.threshold) if args.stop_when_solved else None
-                state = 'none' if args.fresh else earlier_state(run, command, num_iterations, threshold)
+                state = 'none' if args.fresh else earlier_state(run, command, num_iterations, threshold, args.stop_after_steps)
                 if state == 'finished':
                     print(f'[kept]  {run.label}: finished by an earlier invocation ({run.results_csv})', flush=True)
                     continue
@@ -419,12 +430,21 @@ def train(runs: list[Run], args: argparse.Namespace) -> None:
                     if job.process.poll() is None and job.reached(threshold_of(job.run.environment, args.threshold)):
                         job.stop()
                         solved.add(job)
+            far_enough = set()
+            if args.stop_after_steps:
+                for job in running:
+                    if job not in solved and job.process.poll() is None and job.env_steps_so_far() >= args.stop_after_steps:
+                        job.stop()
+                        far_enough.add(job)
             for job in [job for job in running if job.finished()]:
                 running.remove(job)
                 seconds = time.monotonic() - job.start
                 if job in solved:
                     _prune_checkpoints(job.run)
                     print(f'[done]  {job.run.label} reached the threshold in {seconds:.1f} s: stopped (--stop_when_solved)', flush=True)
+                elif job in far_enough:
+                    _prune_checkpoints(job.run)
+                    print(f'[done]  {job.run.label} evaluated at --stop_after_steps={args.stop_after_steps:,} in {seconds:.1f} s: stopped', flush=True)
                 elif job.process.returncode == 0:
                     _prune_checkpoints(job.run)
                     print(f'[done]  {job.run.label} in {seconds:.1f} s', flush=True)
@@ -589,7 +609,7 @@ def verdict(result: RunResult, args: argparse.Namespace) -> str:
     """The table's "solved?" cell; a partial run says where it stopped."""
     answer = 'yes' if result.solved else 'no'
     if result.partial:
-        answer += f' (partial: {result.total_env_steps:,} of {args.max_steps:,} env steps)'
+        answer += f' (partial: {result.total_env_steps:,} of {args.stop_after_steps or args.max_steps:,} env steps)'
     return answer
 
 
@@ -600,7 +620,9 @@ def markdown(results: list[RunResult], summaries: list[Summary], args: argparse.
         command_header(results, args),
         '',
         f'Budget {args.max_steps:,} env steps per run, greedy evaluation every {args.eval_every:,} env steps. '
-        '"To threshold" is the first evaluation whose mean return reaches the threshold; wall time is from process '
+        + (f'Each run is stopped at its first evaluation from {args.stop_after_steps:,} env steps on (--stop_after_steps: '
+           f'its schedules still span the budget). ' if args.stop_after_steps else '')
+        + '"To threshold" is the first evaluation whose mean return reaches the threshold; wall time is from process '
         'launch (start-up included). A partial run stopped before its budget (interrupted or failed): its row '
         'holds the evaluations it reached.',
         '',
@@ -805,6 +827,13 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
         'for sparse-reward tasks such as MiniGrid) per --eval_every window',
     )
     parser.add_argument('--success_window', type=int, default=0, help='env steps per window of --training_success (default: --eval_every)')
+    parser.add_argument(
+        '--stop_after_steps',
+        type=int,
+        default=0,
+        help='stop each run at its first evaluation at or past this many env steps, its schedules (learning rate, '
+        'exploration) still spanning --max_steps: the first part of a run as the run script would train it',
+    )
     parser.add_argument('--reuse', action='store_true', help='parse the CSVs of an earlier run instead of training')
     parser.add_argument(
         '--fresh',
@@ -819,6 +848,8 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
         parser.error('need 1 <= --eval_every <= --max_steps')
     if args.jobs < 1:
         parser.error('--jobs must be >= 1')
+    if args.stop_after_steps and not args.eval_every <= args.stop_after_steps <= args.max_steps:
+        parser.error('need --eval_every <= --stop_after_steps <= --max_steps (0: off)')
     if args.success_window and not 1 <= args.success_window <= args.max_steps:
         parser.error('need 1 <= --success_window <= --max_steps')
     return args
@@ -829,7 +860,8 @@ def mark_partial(results: list[RunResult], args: argparse.Namespace) -> None:
     part-way) unless they reached the threshold under --stop_when_solved: their rows stay in the tables, as partial."""
     num_iterations = max(args.max_steps // args.eval_every, 1)
     for r in results:
-        r.partial = len(r.env_steps) < num_iterations and not (args.stop_when_solved and r.solved)
+        far_enough = bool(args.stop_after_steps) and r.total_env_steps >= args.stop_after_steps
+        r.partial = len(r.env_steps) < num_iterations and not (args.stop_when_solved and r.solved) and not far_enough
 
 
 def main(argv: Optional[list[str]] = None) -> int:

@@ -184,6 +184,24 @@ def test_a_run_short_of_its_budget_stays_in_the_tables_marked_partial(tmp_path):
     assert [row['partial'] for row in rows] == ['1', '0', '1', '2'] and rows[0]['total_env_steps'] == '2000'
 
 
+def test_stop_after_steps_makes_a_run_read_to_that_point_complete(tmp_path):
+    args = learning.parse_args(['--max_steps', '4000', '--eval_every', '1000', '--stop_after_steps', '2000'])
+    read_far_enough = learning.parse_run(_write_run(tmp_path / 'a', [100, 200], [6.0, 9.0]), 475)  # rows at 1,000 and 2,000
+    cut_short = learning.parse_run(_write_run(tmp_path / 'b', [100], [6.0]), 475)
+    learning.mark_partial([read_far_enough, cut_short], args)
+    assert (read_far_enough.partial, cut_short.partial) == (False, True)
+    table = learning.markdown([read_far_enough, cut_short], learning.summarise([read_far_enough, cut_short]), args)
+    assert 'stopped at its first evaluation from 2,000 env steps on' in table and '| no (partial: 1,000 of 2,000 env steps) |' in table
+    run, command = learning.Run('ppo', 'CartPole-v1', 1, tmp_path / 'a'), ['python', '-m', 'x']
+    run.log.write_text(learning._quoted(command) + '\n')
+    assert learning.earlier_state(run, command, 4, None) == 'interrupted'
+    assert learning.earlier_state(run, command, 4, None, stop_after_steps=2000) == 'finished'
+    assert learning.earlier_state(run, command, 4, None, stop_after_steps=3000) == 'interrupted'
+    for bad in ('500', '5000'):
+        with pytest.raises(SystemExit):
+            learning.parse_args(['--max_steps', '4000', '--eval_every', '1000', '--stop_after_steps', bad])
+
+
 def _result(agent, seed, steps, returns):
     run = learning.Run(agent, 'CartPole-v1', seed, Path('unused'))
     return learning.RunResult(run, 475.0, list(steps), list(returns), [math.nan] * len(steps), [])
@@ -281,6 +299,25 @@ def test_stop_when_solved_ends_a_run_at_its_first_evaluation_over_the_threshold(
     [run, summary] = list(csv.DictReader(open(out.with_suffix('.csv'))))
     assert run['env_steps_to_threshold'] == '1024' and summary['solved'] == '1/1'
     assert int(run['total_env_steps']) < 1024 * 20  # stopped within a few iterations of 1,000 planned
+
+
+@pytest.mark.slow
+def test_stop_after_steps_stops_each_run_at_that_evaluation_and_keeps_it_complete(tmp_path):
+    out = tmp_path / 'results' / 'learning'
+    command = [
+        sys.executable, '-m', 'benchmarks.learning', '--agents', 'ppo', '--max_steps', '1024000', '--eval_every', '1024',
+        '--stop_after_steps', '2048', '--seeds', '1', '--threshold', '1e9', '--num_eval_steps', '200', '--out', str(out),
+        '--screenshots_dir', str(tmp_path / 'shots'),
+    ]  # fmt: skip
+    completed = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=600, check=False)  # a hang guard
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    assert 'evaluated at --stop_after_steps=2,048' in completed.stdout
+    [run, summary] = list(csv.DictReader(open(out.with_suffix('.csv'))))
+    assert 2048 <= int(run['total_env_steps']) < 1024 * 20 and run['partial'] == '0' and summary['partial'] == '0'
+    results = tmp_path / 'results' / 'raw' / 'learning' / 'ppo_CartPole-v1_seed1' / 'results.csv'
+    assert '--num_iterations=1000' in (results.parent / 'log.txt').read_text().splitlines()[0]  # the schedule spans 1,024,000
+    again = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=120, check=False)
+    assert again.returncode == 0 and '[kept]  ppo CartPole-v1 seed 1' in again.stdout, again.stdout + again.stderr
 
 
 def test_replot_redraws_the_plots_from_the_evaluations_csv_alone(tmp_path, capsys):
