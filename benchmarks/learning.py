@@ -245,7 +245,7 @@ def command_line(run: Run, args: argparse.Namespace) -> list[str]:
         '-m',
         run_module(run.agent, run.environment),
         f'--environment_name={run.environment}',
-        f'--num_iterations={max(args.max_steps // args.eval_every, 1)}',
+        f'--num_iterations={num_iterations(args)}',
         f'--num_train_steps={args.eval_every}',
         f'--num_eval_steps={num_eval_steps}',
         *([f'--max_eval_episodes={EVAL_EPISODES[run.environment]}'] if run.environment in EVAL_EPISODES else []),
@@ -272,7 +272,22 @@ def _quoted(command: list[str]) -> str:
     return ' '.join(shlex.quote(part) for part in command)
 
 
-def earlier_state(run: Run, command: list[str], num_iterations: int, threshold: Optional[float], stop_after_steps: int = 0) -> str:
+def num_iterations(args: argparse.Namespace) -> int:
+    """Iterations of each run: one per --eval_every of --max_steps."""
+    return max(args.max_steps // args.eval_every, 1)
+
+
+def stopped_early_because(env_steps: list[int], eval_returns: list[float], threshold: Optional[float], stop_after_steps: int) -> str:
+    """Why a run with these evaluations may stop before its last iteration ('' if it may not): the threshold reached
+    (`threshold`: None unless --stop_when_solved), or an evaluation at or past --stop_after_steps (0: off)."""
+    if threshold is not None and any(value >= threshold for value in eval_returns):  # nan (no episode) never is
+        return 'reached the threshold (--stop_when_solved)'
+    if stop_after_steps and env_steps and env_steps[-1] >= stop_after_steps:
+        return f'evaluated at --stop_after_steps={stop_after_steps:,}'
+    return ''
+
+
+def earlier_state(run: Run, command: list[str], iterations: int, threshold: Optional[float], stop_after_steps: int = 0) -> str:
     """What an earlier invocation left of this run: 'none' (nothing, or a different training command: start clean),
     'finished' (all its iterations, the threshold reached under --stop_when_solved, or an evaluation at or past
     --stop_after_steps: keep it) or 'interrupted' (the same command stopped part-way: resume it from its latest
@@ -283,9 +298,9 @@ def earlier_state(run: Run, command: list[str], num_iterations: int, threshold: 
         if file.readline().rstrip('\n') != _quoted(command):
             return 'none'
     rows = read_rows(run.results_csv) if run.results_csv.exists() else []  # no row yet: any periodic checkpoint resumes
-    reached = threshold is not None and any(_float(row.get('eval_episode_return')) >= threshold for row in rows)
-    far_enough = bool(stop_after_steps and rows and int(rows[-1]['env_steps']) >= stop_after_steps)
-    return 'finished' if len(rows) >= num_iterations or reached or far_enough else 'interrupted'
+    env_steps, eval_returns = [int(row['env_steps']) for row in rows], [_float(row.get('eval_episode_return')) for row in rows]
+    done = len(rows) >= iterations or stopped_early_because(env_steps, eval_returns, threshold, stop_after_steps)
+    return 'finished' if done else 'interrupted'
 
 
 class RunningJob:
@@ -347,17 +362,12 @@ class RunningJob:
             writer.writerow(['row', 'seconds_since_launch'])
             writer.writerows(enumerate(self.row_seconds))
 
-    def env_steps_so_far(self) -> int:
-        """The env steps of the newest results row (0 before the first)."""
+    def may_stop_because(self, threshold: Optional[float], stop_after_steps: int) -> str:
+        """`stopped_early_because` of the results CSV so far."""
         path = self.run.results_csv
         rows = read_rows(path) if path.exists() else []
-        return int(rows[-1]['env_steps']) if rows else 0
-
-    def reached(self, threshold: float) -> bool:
-        """Whether an evaluation in the results CSV so far reached `threshold`."""
-        path = self.run.results_csv
-        rows = read_rows(path) if path.exists() else []
-        return any(_float(row.get('eval_episode_return')) >= threshold for row in rows)
+        env_steps, eval_returns = [int(row['env_steps']) for row in rows], [_float(row.get('eval_episode_return')) for row in rows]
+        return stopped_early_because(env_steps, eval_returns, threshold, stop_after_steps)
 
     def finished(self) -> bool:
         self.poll_rows()
@@ -412,9 +422,8 @@ def train(runs: list[Run], args: argparse.Namespace) -> None:
             while pending and len(running) < args.jobs:
                 run = pending.pop(0)
                 command = command_line(run, args)
-                num_iterations = max(args.max_steps // args.eval_every, 1)
                 threshold = threshold_of(run.environment, args.threshold) if args.stop_when_solved else None
-                state = 'none' if args.fresh else earlier_state(run, command, num_iterations, threshold, args.stop_after_steps)
+                state = 'none' if args.fresh else earlier_state(run, command, num_iterations(args), threshold, args.stop_after_steps)
                 if state == 'finished':
                     print(f'[kept]  {run.label}: finished by an earlier invocation ({run.results_csv})', flush=True)
                     continue
@@ -424,27 +433,20 @@ def train(runs: list[Run], args: argparse.Namespace) -> None:
                 if state == 'none':
                     run.benchmark_command.write_text(invocation(args) + '\n', encoding='utf-8')
             time.sleep(POLL_SECONDS)
-            solved = set()
-            if args.stop_when_solved:
+            stopped_because: dict[RunningJob, str] = {}
+            if args.stop_when_solved or args.stop_after_steps:
                 for job in running:
-                    if job.process.poll() is None and job.reached(threshold_of(job.run.environment, args.threshold)):
+                    threshold = threshold_of(job.run.environment, args.threshold) if args.stop_when_solved else None
+                    reason = job.may_stop_because(threshold, args.stop_after_steps) if job.process.poll() is None else ''
+                    if reason:
                         job.stop()
-                        solved.add(job)
-            far_enough = set()
-            if args.stop_after_steps:
-                for job in running:
-                    if job not in solved and job.process.poll() is None and job.env_steps_so_far() >= args.stop_after_steps:
-                        job.stop()
-                        far_enough.add(job)
+                        stopped_because[job] = reason
             for job in [job for job in running if job.finished()]:
                 running.remove(job)
                 seconds = time.monotonic() - job.start
-                if job in solved:
+                if job in stopped_because:
                     _prune_checkpoints(job.run)
-                    print(f'[done]  {job.run.label} reached the threshold in {seconds:.1f} s: stopped (--stop_when_solved)', flush=True)
-                elif job in far_enough:
-                    _prune_checkpoints(job.run)
-                    print(f'[done]  {job.run.label} evaluated at --stop_after_steps={args.stop_after_steps:,} in {seconds:.1f} s: stopped', flush=True)
+                    print(f'[done]  {job.run.label} {stopped_because[job]} in {seconds:.1f} s: stopped', flush=True)
                 elif job.process.returncode == 0:
                     _prune_checkpoints(job.run)
                     print(f'[done]  {job.run.label} in {seconds:.1f} s', flush=True)
@@ -857,11 +859,10 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
 
 def mark_partial(results: list[RunResult], args: argparse.Namespace) -> None:
     """Marks the runs that stopped short of their iterations (a failed or interrupted process, or a benchmark stopped
-    part-way) unless they reached the threshold under --stop_when_solved: their rows stay in the tables, as partial."""
-    num_iterations = max(args.max_steps // args.eval_every, 1)
+    part-way) without a reason to stop early (`stopped_early_because`): their rows stay in the tables, as partial."""
     for r in results:
-        far_enough = bool(args.stop_after_steps) and r.total_env_steps >= args.stop_after_steps
-        r.partial = len(r.env_steps) < num_iterations and not (args.stop_when_solved and r.solved) and not far_enough
+        threshold = r.threshold if args.stop_when_solved else None
+        r.partial = len(r.env_steps) < num_iterations(args) and not stopped_early_because(r.env_steps, r.eval_returns, threshold, args.stop_after_steps)
 
 
 def main(argv: Optional[list[str]] = None) -> int:
