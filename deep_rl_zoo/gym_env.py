@@ -551,24 +551,6 @@ class FireOnReset(gymnasium.Wrapper):
         return observation, info
 
 
-def screenshot(observation_row: np.ndarray) -> np.ndarray:
-    """HWC uint8 image of one observation, for TensorBoard debug screenshots.
-
-    An RGB frame [H, W, 3] (any array whose last axis is 3) is returned as a copy; a stack of grayscale
-    frames [K, H, W] becomes the K frames side by side, oldest on the left, as a gray RGB image [H, K * W, 3].
-    """
-    observation_row = np.asarray(observation_row)
-    if observation_row.dtype != np.uint8 or observation_row.ndim != 3:
-        raise ValueError(
-            "observation_row must be a uint8 RGB frame [H, W, 3] or frame stack [K, H, W], "
-            f"got dtype {observation_row.dtype} and shape {observation_row.shape}"
-        )
-    if observation_row.shape[-1] == 3:
-        return observation_row.copy()
-    side_by_side = np.concatenate(list(observation_row), axis=1)
-    return np.repeat(side_by_side[:, :, None], 3, axis=2)
-
-
 def _check_at_least(name: str, value: int, minimum: int) -> None:
     if not isinstance(value, (int, np.integer)) or value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")

@@ -208,25 +208,6 @@ def entropy_loss(logits: Tensor) -> Tensor:
     return (log_probs.exp() * log_probs).sum(dim=1)
 
 
-def gaussian_entropy(log_std: Tensor) -> Tensor:
-    """Entropy of a diagonal Gaussian policy, summed over action dimensions.
-
-      H = sum_d (log_std_d + 0.5 * (1 + log(2 pi)))
-    It does not depend on the mean. Note: this is the entropy itself; use -gaussian_entropy as the loss.
-
-    Args:
-      log_std: [B, D] log standard deviations.
-
-    Returns:
-      [B] entropies.
-    """
-    if log_std.dim() != 2:
-        raise ValueError(f'log_std must have shape [B, D], got {tuple(log_std.shape)}.')
-    if not log_std.is_floating_point():
-        raise ValueError(f'log_std must be a floating point tensor, got dtype {log_std.dtype}.')
-    return (log_std + 0.5 * (1.0 + math.log(2.0 * math.pi))).sum(dim=1)
-
-
 def policy_gradient_loss(logits: Tensor, actions: Tensor, advantages: Tensor) -> Tensor:
     """The score-function policy-gradient loss -log pi(a|s) * A (REINFORCE, Williams 1992; A2C/A3C, Mnih et al. 2016).
 

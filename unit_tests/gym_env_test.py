@@ -623,28 +623,6 @@ def test_actions_of_the_wrong_shape_raise_value_error():
             env.step(np.array([0, 1, 0]))
 
 
-def test_screenshot_of_frame_stack_puts_frames_side_by_side():
-    stack = np.arange(2 * 2 * 4, dtype=np.uint8).reshape(2, 2, 4)  # 2 frames of 2x4 pixels.
-    expected_gray = np.array([[0, 1, 2, 3, 8, 9, 10, 11], [4, 5, 6, 7, 12, 13, 14, 15]], dtype=np.uint8)
-    image = gym_env.screenshot(stack)
-    assert image.shape == (2, 8, 3) and image.dtype == np.uint8
-    for channel in range(3):
-        np.testing.assert_array_equal(image[:, :, channel], expected_gray)
-
-
-def test_screenshot_of_rgb_frame_is_a_copy():
-    frame = np.random.default_rng(0).integers(0, 256, size=(5, 4, 3), dtype=np.uint8)
-    image = gym_env.screenshot(frame)
-    np.testing.assert_array_equal(image, frame)
-    assert image is not frame
-
-
-@pytest.mark.parametrize("bad", [np.zeros((4, 84, 84), np.float32), np.zeros((84, 84), np.uint8)])
-def test_screenshot_rejects_other_inputs(bad):
-    with pytest.raises(ValueError, match="observation_row must be"):
-        gym_env.screenshot(bad)
-
-
 class ScriptedMontezuma:
     """Stands in for a Montezuma VectorEnvironment: scripted rooms after each step and episode ends."""
 

@@ -1,4 +1,5 @@
-"""Tests for deep_rl_zoo.policy_gradient: expected numbers are worked out by hand in the comments."""
+"""Tests for deep_rl_zoo.policy_gradient and the Gaussian entropy continuous PPO takes from
+rollouts.policy_distribution: expected numbers are worked out by hand in the comments."""
 
 import math
 
@@ -7,7 +8,8 @@ import pytest
 import torch
 from torch.testing import assert_close
 
-from deep_rl_zoo import policy_gradient
+from deep_rl_zoo import policy_gradient, rollouts
+from deep_rl_zoo.networks.policy import GaussianActorCriticOutput
 
 
 def tensor(values, requires_grad=False):
@@ -188,17 +190,17 @@ def test_entropy_loss_rejects_bad_logits():
         policy_gradient.entropy_loss(torch.zeros(2, 3, dtype=torch.long))
 
 
-def test_gaussian_entropy():
+def test_gaussian_policy_entropy_is_summed_over_action_dimensions():
+    """Continuous PPO's entropy bonus: the diagonal Gaussian of `rollouts.policy_distribution`, exact per dimension."""
     log_std = tensor([[0.0, 0.0], [math.log(2.0), -1.0]], requires_grad=True)
-    entropy = policy_gradient.gaussian_entropy(log_std)
-    def per_dim(sigma):  # The entropy of N(mu, sigma^2): 0.5 log(2 pi e sigma^2).
+    output = GaussianActorCriticOutput(mean=tensor([[5.0, -3.0], [0.0, 1.0]]), log_std=log_std, value=tensor([0.0, 0.0]))
+    entropy = rollouts.policy_distribution(output).entropy()
+    def per_dim(sigma):  # The entropy of N(mu, sigma^2): 0.5 log(2 pi e sigma^2), whatever mu.
         return 0.5 * math.log(2.0 * math.pi * math.e * sigma**2)
 
     assert_close(entropy, tensor([2 * per_dim(1.0), per_dim(2.0) + per_dim(math.exp(-1.0))]))
     entropy.sum().backward()
     assert_close(log_std.grad, torch.ones_like(log_std))
-    with pytest.raises(ValueError, match=r'log_std must have shape \[B, D\]'):
-        policy_gradient.gaussian_entropy(tensor([0.0, 1.0]))
 
 
 def pg_inputs():
