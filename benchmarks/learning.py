@@ -287,6 +287,11 @@ def stopped_early_because(env_steps: list[int], eval_returns: list[float], thres
     return ''
 
 
+def _evaluations(rows: list[dict[str, str]]) -> tuple[list[int], list[float]]:
+    """The env steps and greedy evaluation returns of a run's results rows."""
+    return [int(row['env_steps']) for row in rows], [_float(row.get('eval_episode_return')) for row in rows]
+
+
 def earlier_state(run: Run, command: list[str], iterations: int, threshold: Optional[float], stop_after_steps: int = 0) -> str:
     """What an earlier invocation left of this run: 'none' (nothing, or a different training command: start clean),
     'finished' (all its iterations, the threshold reached under --stop_when_solved, or an evaluation at or past
@@ -298,8 +303,7 @@ def earlier_state(run: Run, command: list[str], iterations: int, threshold: Opti
         if file.readline().rstrip('\n') != _quoted(command):
             return 'none'
     rows = read_rows(run.results_csv) if run.results_csv.exists() else []  # no row yet: any periodic checkpoint resumes
-    env_steps, eval_returns = [int(row['env_steps']) for row in rows], [_float(row.get('eval_episode_return')) for row in rows]
-    done = len(rows) >= iterations or stopped_early_because(env_steps, eval_returns, threshold, stop_after_steps)
+    done = len(rows) >= iterations or stopped_early_because(*_evaluations(rows), threshold, stop_after_steps)
     return 'finished' if done else 'interrupted'
 
 
@@ -323,6 +327,7 @@ class RunningJob:
             run.directory.mkdir(parents=True)
         self._resumed = resume
         self._size = -1
+        self._evaluations: tuple[list[int], list[float]] = ([], [])  # of the rows poll_rows last read
         self._log = open(run.log, 'a' if resume else 'w', encoding='utf-8')  # pylint: disable=consider-using-with
         self._log.write((f'# resumed {time.strftime("%Y-%m-%d %H:%M:%S")}' if resume else _quoted(command)) + '\n')
         self._log.flush()
@@ -339,6 +344,7 @@ class RunningJob:
             return
         self._size = size
         rows = read_rows(path) if path.exists() else []
+        self._evaluations = _evaluations(rows)
         new_rows = rows[len(self.row_seconds) :]
         if not new_rows:
             return
@@ -363,11 +369,9 @@ class RunningJob:
             writer.writerows(enumerate(self.row_seconds))
 
     def may_stop_because(self, threshold: Optional[float], stop_after_steps: int) -> str:
-        """`stopped_early_because` of the results CSV so far."""
-        path = self.run.results_csv
-        rows = read_rows(path) if path.exists() else []
-        env_steps, eval_returns = [int(row['env_steps']) for row in rows], [_float(row.get('eval_episode_return')) for row in rows]
-        return stopped_early_because(env_steps, eval_returns, threshold, stop_after_steps)
+        """`stopped_early_because` of the results rows so far (read by `poll_rows` only when the CSV changed)."""
+        self.poll_rows()
+        return stopped_early_because(*self._evaluations, threshold, stop_after_steps)
 
     def finished(self) -> bool:
         self.poll_rows()

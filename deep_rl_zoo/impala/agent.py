@@ -31,7 +31,8 @@ LSTM, V-trace, loss and optimizer stay float32, and so do the actors and the dee
 `--replay_proportion=p` adds p replayed rollouts per new one to every batch (the paper's V-trace analysis compares
 the off-policy corrections with and without such a replay; RLlib's option of the same name), drawn uniformly from
 the newest `--replay_rollouts` the learner has trained on, so each sample is learned from 1 + p times on average.
-Their behaviour policy mu is older, and V-trace corrects for it as for the actors' lag. The replay is the learner's memory and is not saved in checkpoints.
+Their behaviour policy mu is older, and V-trace corrects for it as for the actors' lag. The replay is the learner's
+memory and is not saved in checkpoints.
 
 `--use_lstm` adds the paper's LSTM core (256 units; `networks.policy.RecurrentActorCritic`): the torso's output, the
 one-hot previous action and the clipped previous reward feed the LSTM, whose output feeds both heads; its state is
