@@ -13,7 +13,8 @@ evaluations come on top) and the learner steps the run made: a run with fewer th
 acting alone, so it gets no hours. R2D2, NGU and Agent57 fill a replay of sequences before their learner starts and
 the actors run ahead of it at first, so a short window overstates their rate: they are measured apart, with
 `--agents r2d2,ngu,agent57 --seconds 300 --warmup_seconds 150 --out benchmarks/results/pong_preset_speed_sequences.md
---raw_dir benchmarks/results/raw/pong_preset_speed_sequences`. Run it on a quiet machine: the rates of a busy 2-core machine are low.
+--raw_dir benchmarks/results/raw/pong_preset_speed_sequences`. `--extra_flags` times a setting on top of the presets
+(`--extra_flags='r2d2:--learner_threads=1'`). Run it on a quiet machine: the rates of a busy 2-core machine are low.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import torch
 
 from benchmarks.atari_throughput import read_stamped, run_stamped
 from benchmarks.dqn_atari_throughput import learning_phase_rate, load_average, ours_marks
+from benchmarks.learning import agent_flags
 from deep_rl_zoo import settings
 from deep_rl_zoo.networks.common import bf16_is_native
 
@@ -41,17 +43,22 @@ PONG_BUDGET_STEPS = settings.PONG_BUDGET['num_iterations'] * settings.PONG_BUDGE
 MIN_WINDOW_SECONDS = 30  # two progress lines at a 10 s cadence, checked once per update, with room for a slow start-up
 
 
+def command_line(agent: str, args: argparse.Namespace, run_dir: Path) -> list[str]:
+    """The agent's run_atari on its Pong preset for `args.seconds`, with the --extra_flags that apply to it on top."""
+    return [
+        sys.executable, '-u', '-m', f'deep_rl_zoo.{agent}.run_atari', '--environment_name=Pong', '--num_iterations=1',
+        f'--num_train_steps={PONG_BUDGET_STEPS}', f'--train_for_seconds={args.seconds}', '--num_eval_steps=0', '--nouse_tensorboard',
+        f'--seed={args.seed}', f'--results_csv_path={run_dir / "results.csv"}', f'--checkpoint_dir={run_dir / "checkpoints"}',
+        f'--train_dir={run_dir}', *agent_flags(args.extra_flags, agent),
+    ]  # fmt: skip
+
+
 def measure(agent: str, args: argparse.Namespace, run_dir: Path) -> dict[str, float]:
     """The agent's Pong preset for `args.seconds`: its steady agent steps/s and the learner steps it made."""
     if run_dir.exists():
         shutil.rmtree(run_dir)
     run_dir.mkdir(parents=True)
-    command = [
-        sys.executable, '-u', '-m', f'deep_rl_zoo.{agent}.run_atari', '--environment_name=Pong', '--num_iterations=1',
-        f'--num_train_steps={PONG_BUDGET_STEPS}', f'--train_for_seconds={args.seconds}', '--num_eval_steps=0', '--nouse_tensorboard',
-        f'--seed={args.seed}', f'--results_csv_path={run_dir / "results.csv"}', f'--checkpoint_dir={run_dir / "checkpoints"}',
-        f'--train_dir={run_dir}',
-    ]  # fmt: skip
+    command = command_line(agent, args, run_dir)
     print(f'{agent}: {" ".join(command[3:])}', flush=True)
     _, _, returncode = run_stamped(command, REPO_ROOT, run_dir / 'log.txt')
     if returncode != 0:
@@ -99,7 +106,8 @@ def table(results: dict[str, dict[str, float]], args: argparse.Namespace, loads:
         '',
         f'{cpu_name()}; load average before {loads[0]}, after {loads[1]}. Each agent\'s preset trained for {args.seconds:g} s '
         f'(`--train_for_seconds`), the rate counted after its first {args.warmup_seconds:g} s; hours are training only '
-        '(greedy evaluations every 100k add to them).',
+        '(greedy evaluations every 100k add to them).'
+        + (f' On top of the presets (--extra_flags): {", ".join(f"`{flags}`" for flags in args.extra_flags)}.' if args.extra_flags else ''),
         '',
         '| agent | agent steps/s | hours for 2M agent steps | learner steps in the window\'s run |',
         '|---|---:|---:|---:|',
@@ -121,6 +129,11 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     parser.add_argument('--warmup_seconds', type=int, default=30, help='seconds from launch before the rate is counted')
     parser.add_argument('--min_learner_steps', type=int, default=1, help='fewer learner steps in the run: its rate is acting alone, no hours given')
     parser.add_argument('--seed', type=int, default=1)
+    parser.add_argument(
+        '--extra_flags', action='append', default=[],
+        help="flags on top of every preset, in the = form: --extra_flags='--learner_threads=1'; --extra_flags='r2d2:--bf16_learning' "
+        'only to r2d2 (repeatable); to compare a setting with the preset, time each into its own --out and --raw_dir',
+    )
     parser.add_argument('--reuse', action='store_true', help="remake the table from the runs in --raw_dir instead of training")
     parser.add_argument('--out', default='benchmarks/results/pong_preset_speed.md', help='markdown file of the table')
     parser.add_argument('--raw_dir', default='benchmarks/results/raw/pong_preset_speed', help="each agent's run directory and log")

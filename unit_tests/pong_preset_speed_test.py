@@ -18,6 +18,18 @@ def test_the_table_gives_each_agents_rate_and_the_hours_of_2m_agent_steps():
     assert 'trained for 60 s' in text and 'after its first 25 s' in text
 
 
+def test_extra_flags_go_on_top_of_the_preset_of_the_agents_they_name_and_into_the_table(tmp_path):
+    args = bench.parse_args(['--agents', 'r2d2,ngu', '--extra_flags=--learner_threads=1', '--extra_flags=r2d2:--bf16_learning'])
+    r2d2, ngu = (bench.command_line(agent, args, tmp_path / agent) for agent in ('r2d2', 'ngu'))
+    assert r2d2[3:6] == ['deep_rl_zoo.r2d2.run_atari', '--environment_name=Pong', '--num_iterations=1']
+    assert r2d2[-2:] == ['--learner_threads=1', '--bf16_learning'] and ngu[-1] == '--learner_threads=1' and '--bf16_learning' not in ngu
+    assert f'--train_dir={tmp_path / "ngu"}' in ngu
+    text = bench.table({'r2d2': {'rate': 400.0, 'learner_steps': 10.0}}, args, ('1', '1'))
+    assert 'On top of the presets (--extra_flags): `--learner_threads=1`, `r2d2:--bf16_learning`.' in text
+    assert '| r2d2 | 400 | 1.4 | 10 |' in text
+    assert 'On top of the presets' not in bench.table({}, bench.parse_args([]), ('1', '1'))
+
+
 def test_unknown_agents_and_a_window_too_short_for_two_progress_lines_are_refused(capsys):
     with pytest.raises(SystemExit):
         bench.parse_args(['--agents', 'dqn,dqm'])
