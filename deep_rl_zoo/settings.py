@@ -250,13 +250,13 @@ class Bf16Learning(Settings):
 
     bf16_learning: bool = setting(
         False,
-        "Run the Nature CNN torsos of the learner's forward passes under bfloat16 autocast (DQN's and R2D2's families; "
-        "PPO, PPO-ICM and PPO-RND: the policy's torso; A2C; IMPALA: the Nature torso, not the residual one; APPO: its "
-        'convnet_atari encoder): faster on CPUs with AVX-512 BF16 or AMX (on a 2-core Xeon with AMX: DQN\'s update '
-        "1.1x; R2D2's gradient step 1.7x, NGU's 1.5x, PPO's update 1.6x and APPO's 1.3x with --learner_threads=1) and "
-        'on recent GPUs, several times slower on CPUs without them (DQN\'s update 7.4x on an AVX2 EPYC), where a '
-        'preset leaves it off; actors, heads, LSTMs, losses, gradients and the optimizer stay float32, the loss moves by '
-        'about 1%.',
+        "Run the Nature CNN torsos of the learner's forward passes under bfloat16 autocast (DQN's and R2D2's families, "
+        "IQN's 512-unit hidden layer with them; PPO, PPO-ICM and PPO-RND: the policy's torso; A2C; IMPALA: the Nature "
+        "torso, not the residual one; APPO: its convnet_atari encoder): faster on CPUs with AVX-512 BF16 or AMX (on a "
+        "2-core Xeon with AMX: DQN's update 1.1x; R2D2's gradient step 1.7x, NGU's 1.5x, PPO's update 1.6x and "
+        "APPO's 1.3x with --learner_threads=1) and on recent GPUs, several times slower on CPUs without them (DQN's "
+        "update 7.4x on an AVX2 EPYC), where a preset leaves it off; actors, heads, LSTMs, losses, gradients and the "
+        'optimizer stay float32, the loss moves by about 1%.',
     )
 
 

@@ -312,3 +312,28 @@ def test_bf16_torsos_run_the_nature_cnn_in_bfloat16_only_within_and_hand_on_floa
     assert low.dtype == torch.float32 and not torch.equal(low, exact)
     torch.testing.assert_close(low, exact, rtol=0.05, atol=0.02)
     assert torch.equal(again, exact) and torch.equal(after, exact) and torch.equal(last, exact)
+
+
+def test_bf16_torsos_also_run_iqns_hidden_layer_on_the_nature_cnn_and_hand_float32_to_its_output_layer():
+    from deep_rl_zoo.networks.common import bf16_torsos
+    from deep_rl_zoo.networks.value import mlp_iqn_network, nature_cnn_iqn_network
+
+    torch.manual_seed(0)
+    network, mlp = nature_cnn_iqn_network(6, 64, 32), mlp_iqn_network(4, 2, 64, 32)
+    taus = torch.linspace(0.05, 0.95, 8).expand(4, 8)
+    dtypes = []
+    network.head[0].register_forward_hook(lambda module, inputs, out: dtypes.append(out.dtype))
+    network.head[2].register_forward_hook(lambda module, inputs, out: dtypes.append((inputs[0].dtype, out.dtype)))
+    frames = torch.randint(0, 256, (4, 4, 84, 84), dtype=torch.uint8)
+    observations = torch.randn(4, 4, generator=torch.Generator().manual_seed(2))
+    with torch.no_grad():
+        exact, mlp_exact = network.quantile_values(frames, taus), mlp.quantile_values(observations, taus)
+        with bf16_torsos():
+            low, mlp_low = network.quantile_values(frames, taus), mlp.quantile_values(observations, taus)
+            torso_features = network.torso(frames)
+        torso_only = network.head(torso_features.unsqueeze(1) * network.tau_embedding(taus))  # f in float32
+    hidden_then_output = [torch.float32, (torch.float32, torch.float32)]
+    assert dtypes == hidden_then_output + [torch.bfloat16, (torch.float32, torch.float32)] + hidden_then_output  # exact, low, torso_only
+    assert low.dtype == torch.float32 and not torch.equal(low, torso_only)  # f's hidden layer ran in bfloat16 too
+    torch.testing.assert_close(low, exact, rtol=0.05, atol=0.02)
+    assert torch.equal(mlp_low, mlp_exact)  # classic-control networks stay float32

@@ -75,6 +75,17 @@ def bf16_torsos(enabled: bool = True) -> Iterator[None]:
         _BF16_TORSOS.reset(token)
 
 
+def bf16_hidden_layers(device_type: str, nature_network: bool) -> contextlib.AbstractContextManager:
+    """bfloat16 autocast within `bf16_torsos` for a 512-unit hidden layer that a head holds in place of the Nature
+    torso's own and runs on many rows per state (IQN's f after psi(s) * phi(tau), once per quantile fraction), so
+    that --bf16_learning runs it in bfloat16 as DQN's torso runs its 512 units; elsewhere, or when the torso is not
+    the Nature CNN (`nature_network` False), nothing. The head's output layer takes float32 after it. Not Rainbow's
+    noisy streams: at 32 rows per pass, casting their 3,136 x 512 weights to bfloat16 costs what their matmuls save."""
+    if nature_network and in_bf16_torsos():
+        return torch.autocast(device_type, dtype=torch.bfloat16)
+    return contextlib.nullcontext()
+
+
 def in_bf16_torsos() -> bool:
     """Whether torsos run in bfloat16 here (within `bf16_torsos`): for conv stacks other than `NatureCnnTorso` that
     honour it too (APPO's convnet_atari encoder)."""

@@ -5,7 +5,7 @@ distributions (`logits`, `quantiles`, `quantile_values`), the recurrent one take
 import torch
 from torch import nn
 
-from deep_rl_zoo.networks.common import MlpTorso, NatureCnnTorso, fold_time
+from deep_rl_zoo.networks.common import MlpTorso, NatureCnnTorso, bf16_hidden_layers, fold_time
 
 
 class QNetwork(nn.Module):
@@ -98,7 +98,9 @@ class ImplicitQuantileNetwork(nn.Module):
 
     psi is the torso (the state embedding), phi the cosine tau embedding of the same size, * the elementwise
     product and f the head (a hidden ReLU layer and a linear output per action). Calling it returns
-    Q(s, a) = mean over K = `tau_samples_policy` fresh taus ~ U[0, 1] per state, the paper's policy.
+    Q(s, a) = mean over K = `tau_samples_policy` fresh taus ~ U[0, 1] per state, the paper's policy. On the Nature
+    CNN, f's hidden layer runs once per (state, tau) pair and is most of a learner's arithmetic: within
+    `bf16_torsos` (--bf16_learning) it runs in bfloat16 with the convolutions (`bf16_hidden_layers`).
     """
 
     def __init__(self, torso: nn.Module, num_actions: int, tau_embed_dim: int = 64, tau_samples_policy: int = 32, hidden_size: int = 512):
@@ -114,7 +116,10 @@ class ImplicitQuantileNetwork(nn.Module):
     def quantile_values(self, observation: torch.Tensor, taus: torch.Tensor) -> torch.Tensor:
         """Z_tau(s, a) [B, N, A] at the fractions taus [B, N] of each state; the torso runs once per state."""
         state_embedding = self.torso(observation).unsqueeze(1)  # psi(s): [B, 1, D]
-        return self.head(state_embedding * self.tau_embedding(taus))
+        hidden_layer, activation, output_layer = self.head
+        with bf16_hidden_layers(observation.device.type, isinstance(self.torso, NatureCnnTorso)):
+            hidden = activation(hidden_layer(state_embedding * self.tau_embedding(taus)))
+        return output_layer(hidden.float())
 
     def forward(self, observation: torch.Tensor) -> torch.Tensor:
         taus = torch.rand(observation.shape[0], self.tau_samples_policy, device=observation.device)
