@@ -13,7 +13,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from deep_rl_zoo import checkpoint, model_card
+from deep_rl_zoo import checkpoint, distributed, model_card
 from deep_rl_zoo.greedy_actors import EpsilonGreedyActor, PolicyGreedyActor, RecurrentPolicyGreedyActor
 from deep_rl_zoo.gym_env import VectorEnvironment, VectorStep
 from deep_rl_zoo.episodes import play_episodes
@@ -57,7 +57,7 @@ def evaluate_checkpoint(
     networks are alike), play it with `make_actor`'s actor, print the scores, record an mp4, publish it when asked.
     The checkpoint's saved flags are made the settings it was trained with, an instance of the agent's
     `settings_class` (settings it predates keep their defaults), from which its environment and network are made."""
-    torch.set_num_threads(1)
+    distributed.set_up_torch(1)
     torch.manual_seed(eval_settings.seed)  # what the actor samples with torch: IQN's taus, Rainbow's noisy layers
     if eval_settings.recording_video_dir:
         _check_video_writer(eval_settings.recording_video_dir)

@@ -73,11 +73,12 @@ def run_single_process(
 
 
 def prepare_process(settings: Common) -> None:
-    """Seeds torch and numpy's global generators (environments are seeded by their factories) and sets the
-    learner's torch threads: small MLPs run fastest on one thread; more only pay off for conv nets."""
+    """Seeds torch and numpy's global generators (environments are seeded by their factories) and sets up torch
+    with the learner's threads (`distributed.set_up_torch`): small MLPs run fastest on one thread; more only pay off
+    for conv nets."""
     torch.manual_seed(settings.seed)
     np.random.seed(settings.seed)
-    torch.set_num_threads(settings.learner_threads)
+    distributed.set_up_torch(settings.learner_threads)
 
 
 def create_environment(

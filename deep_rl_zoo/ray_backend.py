@@ -83,7 +83,7 @@ class RolloutWorker:
     it fills per `collect`. `announce` (its own thread) records newer parameters while `collect` runs."""
 
     def __init__(self, make_actor: Callable[[int, torch.device], distributed.RolloutActor], actor_id: int, spec: Spec, use_gpu: bool):
-        torch.set_num_threads(1)
+        distributed.set_up_torch(1)
         self._device = torch.device('cuda') if use_gpu else torch.device('cpu')  # Ray shows the actor its GPU only
         self._actor = make_actor(actor_id, self._device)
         self._buffer = {name: torch.empty(shape, dtype=dtype) for name, (shape, dtype) in spec.items()}

@@ -592,3 +592,23 @@ def test_rollout_buffer_bytes_and_the_refusal_of_buffers_larger_than_the_free_sh
     with pytest.raises(ValueError, match=r'^the rollout buffers would need 1.5 GiB of shared memory \(--unroll_length=9\) but 1.0 GiB is free: lower one of them$'):
         distributed.check_rollout_memory(3 * 2**29, '--unroll_length=9', free_bytes=2**30)
     assert 0 < distributed.free_shared_memory_bytes() < 2**50
+
+
+def test_set_up_torch_flushes_denormals_on_every_thread_it_starts():
+    """In fresh processes: the smallest denormal float times 2 (an elementwise op of 4M numbers, split across 2
+    threads) is 0 everywhere after set_up_torch(2), and 2.8e-45 everywhere without it."""
+    import subprocess
+    import sys
+
+    def nonzero_products(set_up: bool) -> list[str]:
+        program = (
+            'import torch\n'
+            'from deep_rl_zoo import distributed\n'
+            + ('distributed.set_up_torch(2)\n' if set_up else 'torch.set_num_threads(2)\n')
+            + 'tiny = torch.ones(1 << 22, dtype=torch.int32).view(torch.float32)\n'  # every bit pattern 1: 1.4e-45
+            'print(int((tiny * 2).count_nonzero()), torch.get_num_threads())\n'
+        )
+        return subprocess.run([sys.executable, '-c', program], capture_output=True, text=True, check=True).stdout.split()
+
+    assert nonzero_products(set_up=False) == [str(1 << 22), '2']
+    assert nonzero_products(set_up=True) == ['0', '2']
