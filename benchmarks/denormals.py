@@ -38,6 +38,14 @@ def flushing_denormals() -> bool:
     return bool((torch.ones(1, dtype=torch.int32).view(torch.float32) * 2).view(torch.int32).item() == 0)
 
 
+def optimizer_state_of(state: dict[str, Any]) -> dict[str, Any] | None:
+    """The optimizer state of a checkpoint's agent state: the learner's own, or APPO's first policy's."""
+    if 'optimizer' in state:
+        return state['optimizer']
+    policies = state.get('policies')
+    return policies[0].get('optimizer') if policies else None
+
+
 def denormal_counts(optimizer_state: dict[str, Any]) -> dict[str, tuple[int, int]]:
     """moment name -> (denormal entries, all entries) over every parameter's state."""
     counts: dict[str, tuple[int, int]] = {}
@@ -92,7 +100,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument('--repeats', type=int, default=21, help='optimizer steps timed per mode (median)')
     parser.add_argument('--out', default=None, help='also write the table to this markdown file')
     args = parser.parse_args(argv)
-    optimizer_state = checkpoint.load_checkpoint(args.checkpoint)['state']['optimizer']
+    state = checkpoint.load_checkpoint(args.checkpoint)['state']
+    optimizer_state = optimizer_state_of(state)
+    if optimizer_state is None:
+        parser.error(f'{args.checkpoint} has no optimizer state where the agents keep it (its state holds {", ".join(state)})')
     if not optimizer_state['state']:
         parser.error(f'{args.checkpoint} holds no optimizer moments (no step taken)')
     seconds = {flush: [] for flush in (False, True)}

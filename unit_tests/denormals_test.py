@@ -47,3 +47,9 @@ def test_flushing_denormals_reads_this_threads_setting():
         assert not denormals.flushing_denormals()
     finally:
         torch.set_flush_denormal(flushing)
+
+
+def test_the_optimizer_state_is_the_learners_or_appos_first_policys():
+    assert denormals.optimizer_state_of({'network': {}, 'optimizer': 'adam'}) == 'adam'
+    assert denormals.optimizer_state_of({'network': {}, 'policies': [{'optimizer': 'first'}, {'optimizer': 'second'}]}) == 'first'
+    assert denormals.optimizer_state_of({'network': {}, 'learner_steps': 3}) is None
