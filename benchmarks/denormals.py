@@ -7,8 +7,8 @@ towards zero and pass through the denormal range (below 1.2e-38 in float32), whe
 microcode path. For each moment of the checkpoint's Adam or RMSProp state (`exp_avg`, `exp_avg_sq`, `square_avg`,
 `momentum_buffer`) the table counts its denormal entries; then one optimizer step on the checkpoint's moments
 (zero gradients, one torch thread, Adam fused as the replay agents build it) is timed with denormals as they are and
-flushed to zero (`torch.set_flush_denormal`, what every process of a run sets: `distributed.set_up_torch`), the
-two in turn.
+flushed to zero (`torch.set_flush_denormal`, what every process of a run sets: `distributed.set_up_torch`): two
+rounds of `--repeats` steps per mode, the modes in turn, and each mode's lower median is reported.
 """
 
 from __future__ import annotations
@@ -88,8 +88,8 @@ def markdown(path: str, counts: dict[str, tuple[int, int]], as_they_are: float, 
         lines.append(f'| {name} | {denormal:,} | {total:,} | {denormal / total:.1%} |')
     lines += [
         '',
-        f'One step on these moments (zero gradients, one thread, median): {as_they_are * 1e3:.2f} ms with denormals as they '
-        f'are, {flushed * 1e3:.2f} ms flushed to zero ({as_they_are / flushed:.1f}x).',
+        'One step on these moments (zero gradients, one thread; the lower of two rounds\' medians): '
+        f'{as_they_are * 1e3:.2f} ms with denormals as they are, {flushed * 1e3:.2f} ms flushed to zero ({as_they_are / flushed:.1f}x).',
     ]
     return '\n'.join(lines) + '\n'
 

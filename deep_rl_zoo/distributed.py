@@ -49,8 +49,8 @@ def set_up_torch(num_threads: int) -> None:
     then `num_threads` intra-op threads (started after the flush, they inherit it; threads already running keep
     their state). On Intel CPUs an operation on a denormal number takes a slow microcode path, and over a long run
     Adam's moments of weights whose gradients vanish decay into that range: in Double DQN's Pong run at 778k agent
-    steps 40% of the second moments and 62% of the first were denormal and the fused Adam step took 21.6 ms against
-    1.3 ms flushed (benchmarks/NOTEBOOK.md, "Denormal numbers"). Numbers below 1.2e-38 matter to no update."""
+    steps 40% of the second moments and 62% of the first were denormal and the fused Adam step took 20.6 ms against
+    1.5 ms flushed (benchmarks/NOTEBOOK.md, "Denormal numbers"). Numbers below 1.2e-38 matter to no update."""
     torch.set_flush_denormal(True)
     torch.set_num_threads(num_threads)
 
