@@ -89,9 +89,13 @@ MULTIROOM_N4_S5 = dict(
 # benchmarks/NOTEBOOK.md "R2D2, NGU and Agent57: replay memory and throughput on Pong"), one gradient step per 400 env
 # steps (3.2 learned steps per env step, as DQN's Pong preset; the paper's run_atari default is 64 per env step), the
 # target network every 50 gradient steps (20,000 env steps), a replay of 10,000 sequences (400k steps, about 0.9 GB
-# compressed). The Pong budget: 2M env steps, 5,000 gradient steps.
+# compressed). The Pong budget: 2M env steps, 5,000 gradient steps. The learner on one thread beside the 2 actor
+# processes, its Nature CNN torso in bfloat16 where the CPU has it in hardware (flags.bf16_where_native): the actors
+# wait for the learner to free their buffers, so its gradient step sets the pace; R2D2 at 258 agent steps/s against
+# 201 with 2 float32 threads on the 2-core Xeon with AMX (benchmarks/results/pong_preset_speed_sequences_xeon*.md).
 PONG = dict(
     **settings.PONG_BUDGET, batch_size=32, burn_in=20, unroll_length=40, learn_interval=400, target_network_update_interval=50, replay_capacity=10_000,
+    learner_threads=1, bf16_learning=True,
 )  # fmt: skip
 
 PRESETS = settings.presets({
