@@ -463,8 +463,25 @@ def test_optimizer_state_reads_each_weights_gradient_rms_and_the_step_with_epsil
     )  # fmt: skip
     optimizer_state.main([path])
     lines = capsys.readouterr().out.splitlines()
-    # weight RMS (0.03, 0): median 0 (the lower middle), 90th percentile 0.03; steps 1 / 0.01 and 1 / sqrt(0.01)
-    assert '| 0.weight | 2 | 0.00e+00 | 3.00e-02 | 100.0 | 10.0 | 10.00 |' in lines
-    # bias RMS 0.04: 1 / 0.05 = 20 outside, 1 / sqrt(0.0016 + 0.01) = 9.28 inside
-    assert '| 0.bias | 1 | 4.00e-02 | 4.00e-02 | 20.0 | 9.3 | 2.15 |' in lines
+    # weight RMS (0.03, 0): median 0 (the lower middle), 90th percentile 0.03; steps 1 / 0.01 and 1 / sqrt(0.01); one of
+    # two below eps; RMS / (RMS + eps) 0 and 0.75, the lower middle 0
+    assert '| 0.weight | 2 | 0.00e+00 | 3.00e-02 | 100.0 | 10.0 | 10.00 | 50% | 0.00 |' in lines
+    # bias RMS 0.04: 1 / 0.05 = 20 outside, 1 / sqrt(0.0016 + 0.01) = 9.28 inside; above eps, 0.04 / 0.05 = 0.8 kept
+    assert '| 0.bias | 1 | 4.00e-02 | 4.00e-02 | 20.0 | 9.3 | 2.15 | 0% | 0.80 |' in lines
     assert [line.split(' | ')[0] for line in lines if line.startswith('| ') and line[2].isdigit()] == ['| 0.weight', '| 0.bias', '| 1.weight', '| 1.bias']
+
+
+def test_optimizer_state_takes_adams_eps_from_the_value_agents_flag(tmp_path, capsys):
+    network = nn.Linear(1, 2)
+    optimizer = torch.optim.Adam(network.parameters(), lr=1e-4, eps=1e-3)
+    network.weight.grad, network.bias.grad = torch.tensor([[2.0], [1e-5]]), torch.tensor([0.0, 0.0])
+    optimizer.step()  # exp_avg_sq = 0.001 g^2: RMS 0.0632 and 3.16e-7
+    path = checkpoint.save_checkpoint(
+        str(tmp_path / 'run.ckpt'), agent_name='C51', environment_name='Pong', iteration=0,
+        state={'network': network.state_dict(), 'optimizer': optimizer.state_dict()}, counters={}, flags={'adam_eps': 1e-3},
+    )  # fmt: skip
+    optimizer_state.main([path])
+    text = capsys.readouterr().out
+    assert 'Epsilon 0.001.' in text
+    # RMS / (RMS + eps): 0.0632 / 0.0642 = 0.98 and 3.2e-4, the lower middle 3.2e-4; one of two below eps
+    assert '| weight | 2 | 3.16e-07 | 6.32e-02 | 999.7 | 31.6 | 31.61 | 50% | 0.00 |' in text.splitlines()
