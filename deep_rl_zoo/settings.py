@@ -316,7 +316,10 @@ VALUE_LUNAR_LANDER = dict(
 # Tianshou's Atari DQN example (examples/atari/atari_dqn.py, which reports Pong at 20 after about 1.5M env steps): 10
 # environments, 100k replay, learning from the first 320 steps (its batch x environments), one update of 32 per 10 env
 # steps, 3-step returns, the target network refreshed every 500 updates (5,000 env steps), epsilon 1 -> 0.05 over 1M
-# steps, Adam 1e-4, gamma 0.99; for the Pong budget (PONG_BUDGET: 2M env steps, 8M frames). The whole DQN
+# steps, Adam 1e-4 with PyTorch's eps 1e-8, gamma 0.99; for the Pong budget (PONG_BUDGET: 2M env steps, 8M frames).
+# Tianshou's C51, QR-DQN, IQN and Rainbow examples keep that eps too: the papers' 0.01/32 (run_atari's for C51, QR-DQN
+# and IQN) beside Adam 1e-4 held C51's Pong run at a greedy -21 to 1M, its 512-unit layer and head all but frozen
+# (sqrt(v) below eps on 96-98% of their entries: benchmarks/NOTEBOOK.md, "C51 on Pong: Adam's eps"). The whole DQN
 # family's Pong presets start from it (Nature DQN's 50M-frame settings stay run_atari's defaults: --preset=none). With
 # 2 learner threads and the Nature CNN torsos of the update in bfloat16, the learning phase's fastest settings on 2
 # cores with AMX (1.59x CleanRL's DQN, benchmarks/results/dqn_atari_throughput.md); bfloat16 applies only where the
@@ -324,7 +327,7 @@ VALUE_LUNAR_LANDER = dict(
 VALUE_PONG = dict(
     **PONG_BUDGET, num_envs=10, replay_capacity=100_000, min_replay_size=320, batch_size=32, learn_interval=10, n_step=3,
     target_network_update_interval=500, exploration_epsilon_decay_step=1_000_000, exploration_epsilon_end_value=0.05,
-    learning_rate=1e-4, discount=0.99, learner_threads=2, bf16_learning=True,
+    learning_rate=1e-4, adam_eps=1e-8, discount=0.99, learner_threads=2, bf16_learning=True,
 )  # fmt: skip
 
 

@@ -43,3 +43,11 @@ def test_a_value_out_of_bounds_would_be_refused():
     preset = importlib.import_module('deep_rl_zoo.dqn.settings').PRESETS['Pong']
     with pytest.raises(ValueError, match=r'^--learn_interval=0: must be at least 1$'):
         preset.replace(learn_interval=0).validate()
+
+
+@pytest.mark.parametrize('package', ['dqn', 'double_dqn', 'prioritized_dqn', 'c51_dqn', 'qr_dqn', 'iqn', 'rainbow'])
+def test_the_dqn_family_pong_presets_keep_tianshous_adam_eps(package):
+    # Tianshou's Atari examples use PyTorch's Adam eps; run_atari's 0.01/32 (the C51, QR-DQN and IQN papers') beside
+    # Adam 1e-4 all but froze C51's 512-unit layer and head on Pong (benchmarks/NOTEBOOK.md, "C51 on Pong: Adam's eps").
+    preset = importlib.import_module(f'deep_rl_zoo.{package}.settings').PRESETS['Pong']
+    assert preset.adam_eps == 1e-8 and preset.learning_rate in (1e-4, 6.25e-5)
