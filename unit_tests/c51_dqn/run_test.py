@@ -38,7 +38,7 @@ def test_eval_agent_on_cartpole_checkpoint_records_video(cartpole, tmp_path):
 def test_run_atari_pong_checkpoint(pong):
     payload = runs.check_pong_run(AGENT, pong)
     assert payload['counters']['learner_steps'] == 11  # Pong preset: 10 envs, an update per 10 env steps once replay holds 64 3-step transitions (env steps 100-200)
-    assert payload['flags']['learning_rate'] == 1e-4 and payload['flags']['adam_eps'] == 0.01 / 32  # the Pong preset's rate, the paper's eps
+    assert payload['flags']['learning_rate'] == 1e-4 and payload['flags']['adam_eps'] == 1e-8  # the Pong preset's: Tianshou's rate and eps
     network = payload['state']['network']
     assert tuple(network['torso.convs.0.weight'].shape) == (32, 4, 8, 8)
     assert tuple(network['head.weight'].shape) == (6 * 51, 512)  # Pong's 6 actions x 51 atoms

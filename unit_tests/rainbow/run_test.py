@@ -43,7 +43,7 @@ def test_run_atari_pong_checkpoint(pong):
     payload = runs.check_pong_run(AGENT, pong)
     assert payload['counters']['learner_steps'] == 11  # Pong preset: 10 envs, an update per 10 env steps once replay holds 64 3-step transitions (env steps 100-200)
     flags = payload['flags']
-    assert (flags['learning_rate'], flags['adam_eps'], flags['n_step'], flags['target_network_update_interval']) == (6.25e-5, 1.5e-4, 3, 500)  # the Pong preset's target interval
+    assert (flags['learning_rate'], flags['adam_eps'], flags['n_step'], flags['target_network_update_interval']) == (6.25e-5, 1e-8, 3, 500)  # the Pong preset's: Tianshou's rate, eps and target interval
     network = payload['state']['network']
     assert tuple(network['torso.convs.0.weight'].shape) == (32, 4, 8, 8)
     assert tuple(network['value_stream.0.weight_mu'].shape) == (512, 3136)  # noisy 512-unit layer on the convolutions
